@@ -1,0 +1,1 @@
+"""mutharness: hand-picked mutation testing with evidence a reviewer can re-derive."""

@@ -1,0 +1,116 @@
+"""Exactly-once anchors: locate an anchor in a file's bytes and splice its replacement literally."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+MAX_HIT_LINES = 10
+
+
+@dataclass(frozen=True)
+class Splice:
+    """Where the single occurrence of an anchor sits, and the bytes that replace it."""
+
+    start: int
+    end: int
+    line: int
+    end_line: int
+    crlf: bool  # matched with the anchor's "\n" read as "\r\n"
+    replacement: bytes
+
+    def apply(self, data: bytes) -> bytes:
+        """The mutated bytes: everything outside [start, end) is untouched."""
+        return data[: self.start] + self.replacement + data[self.end :]
+
+
+@dataclass(frozen=True)
+class AnchorMiss:
+    """The anchor did not occur exactly once."""
+
+    hits: int
+    lines: tuple[int, ...]
+    near_line: int | None = None
+    near_text: str | None = None
+
+    def describe(self) -> str:
+        """A human sentence for this miss."""
+        if self.hits == 0:
+            text = "anchor not found (0 hits)"
+            if self.near_line is not None:
+                text += f"; nearest line {self.near_line}: {self.near_text!r}"
+            return text
+        shown = ", ".join(str(line) for line in self.lines[:MAX_HIT_LINES])
+        more = "..." if len(self.lines) > MAX_HIT_LINES else ""
+        return f"anchor matched {self.hits} times (need exactly 1), at lines {shown}{more}"
+
+
+def _occurrences(data: bytes, needle: bytes) -> list[int]:
+    """Start offsets of every occurrence, overlapping ones included."""
+    found: list[int] = []
+    index = data.find(needle)
+    while index != -1:
+        found.append(index)
+        if len(found) > MAX_HIT_LINES * 100:
+            break
+        index = data.find(needle, index + 1)
+    return found
+
+
+def _line_of(data: bytes, offset: int) -> int:
+    return data.count(b"\n", 0, offset) + 1
+
+
+def uses_crlf(data: bytes) -> bool:
+    """True when the file has line endings and every one of them is CRLF."""
+    newlines = data.count(b"\n")
+    return newlines > 0 and data.count(b"\r\n") == newlines
+
+
+def _to_crlf(text: str) -> bytes:
+    return text.replace("\r\n", "\n").replace("\n", "\r\n").encode("utf-8")
+
+
+def _near_miss(data: bytes, anchor: str) -> tuple[int | None, str | None]:
+    wanted = next((line.strip() for line in anchor.splitlines() if line.strip()), "")
+    if not wanted:
+        return None, None
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    stripped = [line.strip() for line in lines]
+    best = difflib.get_close_matches(wanted, stripped, n=1, cutoff=0.6)
+    if not best:
+        return None, None
+    number = stripped.index(best[0])
+    return number + 1, lines[number]
+
+
+def locate(data: bytes, anchor: str, replacement: str) -> Splice | AnchorMiss:
+    """Find the anchor exactly once: exact bytes first, then CRLF-translated for CRLF files."""
+    needle = anchor.encode("utf-8")
+    hits = _occurrences(data, needle)
+    crlf = False
+    if not hits and "\n" in anchor and uses_crlf(data):
+        needle = _to_crlf(anchor)
+        hits = _occurrences(data, needle)
+        crlf = bool(hits)
+    if len(hits) != 1:
+        lines = tuple(_line_of(data, offset) for offset in hits)
+        if hits:
+            return AnchorMiss(len(hits), lines)
+        near_line, near_text = _near_miss(data, anchor)
+        return AnchorMiss(0, (), near_line, near_text)
+    start = hits[0]
+    end = start + len(needle)
+    spliced = replacement.encode("utf-8")
+    if uses_crlf(data) and _to_crlf(replacement) != spliced:
+        spliced = _to_crlf(replacement)  # never leave bare LFs in a CRLF file
+        crlf = True
+    return Splice(start, end, _line_of(data, start), _line_of(data, end - 1), crlf, spliced)
+
+
+def unified_diff(data: bytes, splice: Splice, path: str) -> str:
+    """A unified diff of the splice, with three lines of context, labelled with `path`."""
+    before = data.decode("utf-8", errors="replace").splitlines(keepends=True)
+    after = splice.apply(data).decode("utf-8", errors="replace").splitlines(keepends=True)
+    lines = difflib.unified_diff(before, after, f"a/{path}", f"b/{path}", n=3)
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)

@@ -1,0 +1,150 @@
+"""Terminal output: one flushed line per event, colour only on a terminal."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import click
+
+from mutharness.errors import ExitCode, MutharnessError
+from mutharness.report import MutationResult, RunResult
+from mutharness.runner import RunFacts
+from mutharness.spec import Spec
+from mutharness.verdict import Verdict
+from mutharness.workspace import SourceRepo
+
+MAX_FAILING_SHOWN = 4
+NAME_WIDTH = 90
+
+
+@dataclass(frozen=True)
+class Glyphs:
+    """Marks used in output; plain ASCII where the stream cannot encode the fancy ones."""
+
+    arrow: str
+    cross: str
+
+    @classmethod
+    def for_encoding(cls, encoding: str | None) -> Glyphs:
+        """The fancy marks when `encoding` can carry them."""
+        try:
+            "↳✗".encode(encoding or "ascii")
+        except (UnicodeEncodeError, LookupError):
+            return cls("->", "x")
+        return cls("↳", "✗")
+
+
+def _label(name: str) -> str:
+    flat = " ".join(name.split())
+    return flat if len(flat) <= NAME_WIDTH else flat[: NAME_WIDTH - 3] + "..."
+
+
+class Console:
+    """Prints progress and the summary; every line is flushed as it is written."""
+
+    def __init__(self) -> None:
+        self.glyphs = Glyphs.for_encoding(getattr(sys.stdout, "encoding", None))
+
+    def line(self, text: str = "", colour: str | None = None, err: bool = False) -> None:
+        """One line, flushed at once (also when stdout is a file or a pipe)."""
+        click.secho(text, fg=colour, err=err)
+        stream = sys.stderr if err else sys.stdout
+        stream.flush()
+
+    def error(self, error: MutharnessError) -> None:
+        """A user-facing error on stderr."""
+        self.line(f"mutharness: error: {error.message()}", "red", err=True)
+
+    def head(self, source: SourceRepo, changes: Sequence[str]) -> None:
+        state = (
+            f"dirty: {len(changes)} uncommitted change(s) included (--allow-dirty)"
+            if changes else "clean"
+        )
+        self.line(f"HEAD {source.short}  {state}", "yellow" if changes else None)
+
+    def baseline_started(self, spec: Spec) -> None:
+        self.line(f"spec {spec.id} ({spec.path})")
+        self.line(f"baseline: {' '.join(spec.tests)}", "bright_black")
+
+    def baseline_finished(self, spec: Spec, facts: RunFacts) -> None:
+        self.line(
+            f"baseline {facts.passed} pass / {facts.failed} fail ({facts.duration_s:.2f} s)",
+            "green",
+        )
+
+    def spec_failed(self, spec: Spec, error: MutharnessError) -> None:
+        self.error(error)
+
+    def mutation_finished(self, spec: Spec, result: MutationResult) -> None:
+        facts = result.facts
+        mark = " " if result.as_expected else self.glyphs.cross
+        if result.verdict is Verdict.CAUGHT:
+            word = f"CAUGHT {facts.failed}"
+            colour = "green"
+        elif result.verdict is Verdict.SURVIVED:
+            word = "SURVIVED"
+            colour = "yellow"
+        else:
+            word = result.verdict.value
+            colour = "red"
+        if not result.as_expected:
+            colour = "red"
+        detail = f"(pass={facts.passed} fail={facts.failed})"
+        if not result.verdict.is_evidence:
+            detail = f"({result.reason})"
+        self.line(f"{mark} {word:<12} {_label(result.mutation.name)}  {detail}", colour)
+        for test_id in facts.failing_ids[:MAX_FAILING_SHOWN]:
+            self.line(f"      {self.glyphs.arrow} {test_id}", "bright_black")
+
+    def summary(self, run: RunResult, results_path: str) -> None:
+        """The closing lines: all as expected, the unexpected ones, or why there is no verdict."""
+        results = run.mutation_results
+        code = run.exit_code()
+        if code in (ExitCode.INTERRUPTED, ExitCode.TERMINATED):
+            self.line(
+                f"interrupted (signal {run.interrupted}) after {len(results)} mutation(s); "
+                f"workspace removed; partial results: {results_path}", "red", err=True,
+            )
+            return
+        self.line(f"results: {results_path}", "bright_black")
+        if code is ExitCode.OK:
+            self.line(f"all {len(results)} mutation(s) behaved as expected; tree clean", "green")
+            return
+        if code is ExitCode.NO_VERDICT:
+            broken = [spec for spec in run.specs if spec.error]
+            doubtful = [r for r in results if not r.verdict.is_evidence]
+            self.line("no trustworthy verdict:", "red")
+            for spec in broken:
+                self.line(f"  spec {spec.spec.id}: {spec.error.splitlines()[0]}", "red")
+            for result in doubtful:
+                self.line(
+                    f"  {_label(result.mutation.name)}: {result.verdict.value} ({result.reason})",
+                    "red",
+                )
+            return
+        unexpected = [r for r in results if not r.as_expected]
+        self.line(
+            f"{len(unexpected)} of {len(results)} mutation(s) did NOT behave as expected:", "red"
+        )
+        for result in unexpected:
+            wanted = "CAUGHT" if result.mutation.expect_caught else "SURVIVED"
+            extra = ""
+            if wanted == "CAUGHT" and result.verdict is Verdict.CAUGHT:
+                extra = f" but not by {', '.join(result.mutation.killed_by)}"
+            self.line(
+                f"  {_label(result.mutation.name)}: expected {wanted}, "
+                f"got {result.verdict.value}{extra}", "red",
+            )
+        if any(r.mutation.expect_caught and r.verdict is Verdict.SURVIVED for r in unexpected):
+            self.line(
+                "hint: a survivor means no test drives the mutated line. Add an assertion that\n"
+                "      exercises the real call site, or, if the defect is harmless, mark it\n"
+                '      "expectCaught": false and say why in its name.'
+            )
+        if any(not r.mutation.expect_caught and r.verdict is Verdict.CAUGHT for r in unexpected):
+            self.line(
+                "hint: a documented survivor is now caught: the tests got stronger. Flip it to\n"
+                '      "expectCaught": true (or remove the flag) and update its name.'
+            )

@@ -1,0 +1,311 @@
+"""The verify pipeline: specs -> anchors -> workspace -> baseline -> mutations -> results."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from mutharness.anchors import AnchorMiss, Splice, locate, unified_diff
+from mutharness.environment import tool_versions
+from mutharness.errors import (
+    BaselineError,
+    DirtyTreeError,
+    Interrupted,
+    MutharnessError,
+    ShadowedImportError,
+    SpecError,
+    SpecProblem,
+    WorkspaceError,
+)
+from mutharness.lock import repository_lock
+from mutharness.report import MutationResult, RunResult, SpecResult, write_results
+from mutharness.runner import PytestRunner, ReportState, RunFacts, Runner, probe_interpreter
+from mutharness.spec import Mutation, Spec, load_specs
+from mutharness.verdict import classify, meets_expectation
+from mutharness.workspace import (
+    REGULAR_MODES,
+    SourceRepo,
+    Workspace,
+    configure_git,
+    open_source,
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything one verify run needs to know, decided before it starts."""
+
+    spec_paths: tuple[Path, ...]
+    start: Path
+    python: str
+    allow_dirty: bool = False
+    fail_fast: bool = False
+    json_path: Path | None = None
+    lock_timeout_s: float = 60.0
+    timeout_floor_s: float = 20.0
+    timeout_factor: float = 3.0
+    timeout_constant_s: float = 10.0
+    baseline_timeout_s: float = 900.0
+    command: tuple[str, ...] = ()
+
+    def mutation_timeout(self, baseline_s: float) -> float:
+        """max(floor, factor x baseline + constant), to a tenth of a second."""
+        scaled = self.timeout_factor * baseline_s + self.timeout_constant_s
+        limit = max(self.timeout_floor_s, scaled)
+        return float(round(limit, 1))
+
+
+class Listener(Protocol):
+    """Receives progress as it happens (the console implements it)."""
+
+    def head(self, source: SourceRepo, changes: Sequence[str]) -> None: ...
+    def baseline_started(self, spec: Spec) -> None: ...
+    def baseline_finished(self, spec: Spec, facts: RunFacts) -> None: ...
+    def mutation_finished(self, spec: Spec, result: MutationResult) -> None: ...
+    def spec_failed(self, spec: Spec, error: MutharnessError) -> None: ...
+
+
+def _display(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def check_targets(specs: Sequence[Spec], source: SourceRepo) -> None:
+    """Every mutation targets a tracked regular file and its anchor occurs exactly once there."""
+    tracked = source.tracked()
+    lowered = {path.lower(): path for path in tracked}
+    problems: list[SpecProblem] = []
+    for spec in specs:
+        for mutation in spec.mutations:
+            pointer = f"/mutations/{mutation.index}"
+            where = f"mutation {mutation.index} ({mutation.name[:60]!r}), file {mutation.file}"
+            mode = tracked.get(mutation.file)
+            if mode is None:
+                twin = lowered.get(mutation.file.lower())
+                hint = f" (the tracked path is {twin!r}: case differs)" if twin else ""
+                problems.append(SpecProblem(
+                    spec.path, f"{pointer}/file", f"{where}: not a file tracked at HEAD{hint}"
+                ))
+                continue
+            if mode not in REGULAR_MODES:
+                kind = {"120000": "a symlink", "160000": "a submodule"}.get(mode, f"mode {mode}")
+                problems.append(SpecProblem(
+                    spec.path, f"{pointer}/file", f"{where}: is {kind}, not a regular file"
+                ))
+                continue
+            target = source.root.joinpath(*mutation.file.split("/"))
+            if target.is_symlink() or not target.is_file():
+                problems.append(SpecProblem(
+                    spec.path, f"{pointer}/file", f"{where}: missing from the working tree"
+                ))
+                continue
+            found = locate(target.read_bytes(), mutation.anchor, mutation.replacement)
+            if isinstance(found, AnchorMiss):
+                problems.append(SpecProblem(
+                    spec.path, f"{pointer}/anchor", f"{where}: {found.describe()}"
+                ))
+    if problems:
+        raise SpecError(tuple(problems))
+
+
+def baseline_problem(spec: Spec, facts: RunFacts) -> str | None:
+    """Why a baseline is not green, complete and at the spec's count (None when it is)."""
+    counts = f"pass={facts.passed} fail={facts.failed} tests={len(facts.outcomes)}"
+    if facts.timed_out:
+        return f"timed out after {facts.timeout_s:g} s"
+    if facts.signal is not None:
+        return f"pytest was killed by signal {facts.signal}"
+    if facts.report is not ReportState.OK:
+        return (
+            f"no trustworthy report ({facts.report.value}, exit status {facts.exit_status}); "
+            f"see {facts.log_path}"
+        )
+    if facts.collection_errors:
+        return f"collection errors in {', '.join(facts.collection_errors)} ({counts})"
+    if facts.exit_status != 0 or facts.failed:
+        return f"not green: pytest exit status {facts.exit_status} ({counts})"
+    others = len(facts.outcomes) - facts.passed
+    if others:
+        return f"not complete: {others} test(s) skipped or xfailed ({counts})"
+    if facts.passed != spec.expect_baseline_pass:
+        return (
+            f"baseline pass={facts.passed} but the spec expects {spec.expect_baseline_pass}; "
+            "either the suite changed or the spec is stale"
+        )
+    return None
+
+
+def shadowing(
+    spec: Spec, facts: RunFacts, source: SourceRepo, workspace: Workspace, tracked: set[str]
+) -> ShadowedImportError | None:
+    """An import of a tracked file from the user's tree instead of the workspace, if any."""
+    root = source.root
+    for module, filename in sorted(facts.imported.items()):
+        try:
+            resolved = Path(filename).resolve()
+            relative = resolved.relative_to(root).as_posix()
+        except (ValueError, OSError):
+            continue
+        if resolved.is_relative_to(workspace.base.resolve()) or relative not in tracked:
+            continue
+        entries = [
+            entry for entry in facts.sys_path
+            if entry and resolved.is_relative_to(Path(entry).resolve())
+        ]
+        via = (
+            f"the sys.path entry {max(entries, key=len)}" if entries
+            else "an import hook (an editable install's finder)"
+        )
+        return ShadowedImportError(spec.id, module, str(resolved), via)
+    return None
+
+
+def _restore(path: Path, original: bytes) -> None:
+    """Put the original bytes back; never write through a symlink the tests planted."""
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        path.unlink()
+    path.write_bytes(original)
+
+
+class _SpecRun:
+    """Runs one spec's baseline and mutations in a workspace."""
+
+    def __init__(
+        self, spec: Spec, settings: Settings, runner: Runner, workspace: Workspace,
+        source: SourceRepo, listener: Listener,
+    ) -> None:
+        self.spec = spec
+        self.settings = settings
+        self.runner = runner
+        self.workspace = workspace
+        self.source = source
+        self.listener = listener
+
+    def _scratch(self, name: str) -> Path:
+        return self.workspace.scratch(f"runs/{self.spec.id}/{name}")
+
+    def run(self, tracked: set[str]) -> SpecResult:
+        spec = self.spec
+        self.listener.baseline_started(spec)
+        self.workspace.capture_reference()
+        baseline = self.runner.run(
+            spec.tests, self.workspace.root, self._scratch("baseline"),
+            self.settings.baseline_timeout_s,
+        )
+        problem = baseline_problem(spec, baseline)
+        if problem is None:
+            shadow = shadowing(spec, baseline, self.source, self.workspace, tracked)
+            if shadow is not None:
+                return self._failed(baseline, shadow)
+        else:
+            return self._failed(baseline, BaselineError(spec.id, problem, baseline.failing_ids))
+        drift = self.workspace.drift()
+        if drift:
+            return self._failed(baseline, WorkspaceError(
+                f"spec {spec.id}: the baseline run changed workspace files", drift
+            ))
+        self.listener.baseline_finished(spec, baseline)
+        timeout_s = self.settings.mutation_timeout(baseline.duration_s)
+        results: list[MutationResult] = []
+        for mutation in spec.mutations:
+            result = self._mutate(mutation, baseline, timeout_s)
+            results.append(result)
+            self.listener.mutation_finished(spec, result)
+            if self.settings.fail_fast and not result.as_expected:
+                break
+        return SpecResult(spec, baseline, timeout_s, tuple(results))
+
+    def _failed(self, baseline: RunFacts, error: MutharnessError) -> SpecResult:
+        self.listener.spec_failed(self.spec, error)
+        return SpecResult(self.spec, baseline, 0.0, (), error.message())
+
+    def _mutate(self, mutation: Mutation, baseline: RunFacts, timeout_s: float) -> MutationResult:
+        path = self.workspace.path(mutation.file)
+        original = path.read_bytes()
+        splice = locate(original, mutation.anchor, mutation.replacement)
+        if not isinstance(splice, Splice):
+            raise WorkspaceError(
+                f"spec {self.spec.id}, mutation {mutation.index}: {splice.describe()} in the "
+                f"workspace copy of {mutation.file}"
+            )
+        try:
+            path.write_bytes(splice.apply(original))
+            facts = self.runner.run(
+                self.spec.tests, self.workspace.root, self._scratch(f"m{mutation.index}"),
+                timeout_s,
+            )
+        finally:
+            _restore(path, original)
+        drift = self.workspace.drift()
+        if drift:
+            self.workspace.reset()
+        classification = classify(facts, baseline.nodeids, drift)
+        return MutationResult(
+            mutation=mutation,
+            line=splice.line,
+            end_line=splice.end_line,
+            crlf=splice.crlf,
+            diff=unified_diff(original, splice, mutation.file),
+            facts=facts,
+            verdict=classification.verdict,
+            reason=classification.reason,
+            as_expected=meets_expectation(
+                classification.verdict, mutation.expect_caught, facts.failing_ids,
+                mutation.killed_by,
+            ),
+        )
+
+
+def verify(settings: Settings, listener: Listener, environ: Mapping[str, str]) -> RunResult:
+    """Run every spec end to end and write the results file; raises before anything runs."""
+    start = settings.start.resolve()
+    git_info = configure_git(environ.get("PATH", os.defpath), refuse=[start])
+    source = open_source(start, git_info)
+    display = [_display(path, source.root) for path in settings.spec_paths]
+    specs = load_specs(settings.spec_paths, display)
+    check_targets(specs, source)
+    changes = source.changes()
+    if changes and not settings.allow_dirty:
+        raise DirtyTreeError(changes)
+    tracked = set(source.tracked())
+    run_dir = source.ensure_run_dir()
+    json_path = settings.json_path or run_dir / "results.json"
+    with repository_lock(run_dir, settings.lock_timeout_s):
+        listener.head(source, changes)
+        interrupted: int | None = None
+        spec_results: list[SpecResult] = []
+        versions: dict[str, str] = {}
+        workspace = Workspace.create(source, tuple(entry[3:] for entry in changes))
+        try:
+            versions = probe_interpreter(settings.python, environ, workspace.scratch("probe"))
+            runner = PytestRunner(settings.python, dict(environ))
+            for spec in specs:
+                result = _SpecRun(spec, settings, runner, workspace, source, listener).run(tracked)
+                spec_results.append(result)
+                if settings.fail_fast and (
+                    result.error or any(not m.as_expected for m in result.mutations)
+                ):
+                    break
+        except KeyboardInterrupt:
+            interrupted = 2
+        except Interrupted as signal_error:
+            interrupted = signal_error.signal_number
+        finally:
+            workspace.remove()
+        tool = {**tool_versions(), **versions, "git": git_info.version}
+        run = RunResult(
+            tool=tool, commit=source.head, dirty=bool(changes), dirty_changes=changes,
+            command=settings.command, specs=tuple(spec_results), interrupted=interrupted,
+            settings={
+                "timeout_floor_s": settings.timeout_floor_s,
+                "timeout_factor": settings.timeout_factor,
+                "timeout_constant_s": settings.timeout_constant_s,
+            },
+        )
+        write_results(run, json_path)
+    return run

@@ -1,0 +1,181 @@
+"""Typed errors that carry their facts, and the exit codes they map to."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """Process exit statuses of `mutharness`."""
+
+    OK = 0  # every mutation behaved as its spec expects
+    UNEXPECTED = 1  # the harness worked and at least one mutation did not behave as expected
+    NO_VERDICT = 2  # no trustworthy verdict: bad spec, dirty tree, red baseline, environment...
+    INTERRUPTED = 130  # SIGINT
+    TERMINATED = 143  # SIGTERM
+
+
+class MutharnessError(Exception):
+    """Root of every error mutharness reports to its user; all mean 'no trustworthy verdict'."""
+
+    exit_code: ExitCode = ExitCode.NO_VERDICT
+
+    def __str__(self) -> str:
+        return self.message()
+
+    def message(self) -> str:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class SpecProblem:
+    """One problem in one spec file, located by a JSON pointer."""
+
+    path: str
+    pointer: str
+    text: str
+
+    def __str__(self) -> str:
+        where = f"{self.path}#{self.pointer}" if self.pointer else self.path
+        return f"{where}: {self.text}"
+
+
+class SpecError(MutharnessError):
+    """Every problem found in every spec, reported together before anything runs."""
+
+    def __init__(self, problems: tuple[SpecProblem, ...]) -> None:
+        super().__init__(problems)
+        self.problems = problems
+
+    def message(self) -> str:
+        count = len(self.problems)
+        lines = [f"{count} problem(s) in the spec(s); nothing was run:"]
+        lines += [f"  {problem}" for problem in self.problems]
+        return "\n".join(lines)
+
+
+class GitError(MutharnessError):
+    """git is missing, too old, refused the repository, or a git command failed."""
+
+    def __init__(self, what: str, detail: str = "", remedy: str = "") -> None:
+        super().__init__(what, detail, remedy)
+        self.what = what
+        self.detail = detail
+        self.remedy = remedy
+
+    def message(self) -> str:
+        text = self.what
+        if self.detail:
+            text += f": {self.detail.strip()}"
+        if self.remedy:
+            text += f"\n  {self.remedy}"
+        return text
+
+
+class DirtyTreeError(MutharnessError):
+    """The working tree has uncommitted changes and --allow-dirty was not given."""
+
+    def __init__(self, changes: tuple[str, ...]) -> None:
+        super().__init__(changes)
+        self.changes = changes
+
+    def message(self) -> str:
+        lines = [
+            f"the working tree has {len(self.changes)} uncommitted change(s); "
+            "mutharness measures the committed tree.",
+            "  commit or stash them, or pass --allow-dirty to include the uncommitted bytes:",
+        ]
+        lines += [f"    {change}" for change in self.changes[:20]]
+        if len(self.changes) > 20:
+            lines.append(f"    ... and {len(self.changes) - 20} more")
+        return "\n".join(lines)
+
+
+class LockBusyError(MutharnessError):
+    """Another verify holds the repository's lock."""
+
+    def __init__(self, lock_path: str, waited_s: float, holder: str) -> None:
+        super().__init__(lock_path, waited_s, holder)
+        self.lock_path = lock_path
+        self.waited_s = waited_s
+        self.holder = holder
+
+    def message(self) -> str:
+        return (
+            f"another mutharness run holds {self.lock_path} (waited {self.waited_s:g} s); "
+            f"holder: {self.holder}"
+        )
+
+
+class EnvironmentProblem(MutharnessError):
+    """The machine cannot run a trustworthy verify (missing tool, too-old library...)."""
+
+    def __init__(self, what: str, remedy: str = "") -> None:
+        super().__init__(what, remedy)
+        self.what = what
+        self.remedy = remedy
+
+    def message(self) -> str:
+        return f"{self.what}\n  {self.remedy}" if self.remedy else self.what
+
+
+class BaselineError(MutharnessError):
+    """The baseline run is not green and complete, or its count differs from the spec."""
+
+    def __init__(self, spec_id: str, reason: str, failing: tuple[str, ...] = ()) -> None:
+        super().__init__(spec_id, reason, failing)
+        self.spec_id = spec_id
+        self.reason = reason
+        self.failing = failing
+
+    def message(self) -> str:
+        lines = [
+            f"spec {self.spec_id}: baseline is not trustworthy: {self.reason}. "
+            "Every verdict would be meaningless; fix the suite or the spec first."
+        ]
+        lines += [f"  failing: {test_id}" for test_id in self.failing[:20]]
+        return "\n".join(lines)
+
+
+class WorkspaceError(MutharnessError):
+    """The disposable workspace could not be built, restored or verified."""
+
+    def __init__(self, what: str, paths: tuple[str, ...] = ()) -> None:
+        super().__init__(what, paths)
+        self.what = what
+        self.paths = paths
+
+    def message(self) -> str:
+        lines = [self.what]
+        lines += [f"  {path}" for path in self.paths[:20]]
+        return "\n".join(lines)
+
+
+class ShadowedImportError(MutharnessError):
+    """The tests imported the code under test from outside the workspace."""
+
+    def __init__(self, spec_id: str, module: str, module_file: str, via: str) -> None:
+        super().__init__(spec_id, module, module_file, via)
+        self.spec_id = spec_id
+        self.module = module
+        self.module_file = module_file
+        self.via = via
+
+    def message(self) -> str:
+        return (
+            f"spec {self.spec_id}: the tests imported {self.module} from {self.module_file}, "
+            f"the user's tree, not the workspace (it is reached through {self.via}); "
+            "every mutation would SURVIVE.\n"
+            "  an editable install or PYTHONPATH shadows the workspace: set "
+            "[tool.pytest.ini_options] pythonpath, or run with --python naming an environment "
+            "without that install."
+        )
+
+
+class Interrupted(BaseException):
+    """A termination signal arrived; unwinds like KeyboardInterrupt so cleanup runs."""
+
+    def __init__(self, signal_number: int) -> None:
+        super().__init__(signal_number)
+        self.signal_number = signal_number

@@ -1,0 +1,60 @@
+"""One verify at a time per repository: a filelock in the run directory that names its holder."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+import filelock
+
+from mutharness.errors import LockBusyError, WorkspaceError
+
+LOCK_NAME = "lock"
+HOLDER_NAME = "lock-holder.json"
+
+
+def _describe_holder(path: Path) -> str:
+    try:
+        holder = json.loads(path.read_text(encoding="utf-8"))
+        return f"pid {holder['pid']} on {holder['host']}, started {holder['started']}"
+    except (OSError, ValueError, KeyError, TypeError):
+        return "unknown (no readable holder record)"
+
+
+@contextmanager
+def repository_lock(run_dir: Path, timeout_s: float) -> Iterator[None]:
+    """Hold the repository's exclusive lock; wait at most `timeout_s`, then name the holder."""
+    lock = filelock.FileLock(
+        str(run_dir / LOCK_NAME), timeout=timeout_s, thread_local=False, fallback_to_soft=False
+    )
+    holder_path = run_dir / HOLDER_NAME
+    started = time.monotonic()
+    try:
+        lock.acquire()
+    except filelock.Timeout:
+        raise LockBusyError(
+            str(run_dir / LOCK_NAME), round(time.monotonic() - started, 1),
+            _describe_holder(holder_path),
+        ) from None
+    except NotImplementedError as error:
+        raise WorkspaceError(
+            f"the file system of {run_dir} has no working file locks ({error}); "
+            "run mutharness on a local disk"
+        ) from None
+    try:
+        holder = {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "started": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+        holder_path.write_text(json.dumps(holder) + "\n", encoding="utf-8")
+        yield
+    finally:
+        holder_path.unlink(missing_ok=True)
+        lock.release()

@@ -1,0 +1,52 @@
+"""Portable repo-relative path rules for spec fields (pure; no file system access)."""
+
+from __future__ import annotations
+
+import re
+
+_DRIVE = re.compile(r"^[A-Za-z]:")
+_RESERVED = frozenset(
+    {"con", "prn", "aux", "nul"}
+    | {f"com{n}" for n in range(1, 10)}
+    | {f"lpt{n}" for n in range(1, 10)}
+)
+MAX_PATH_CHARS = 1024
+
+
+def path_problem(path: str) -> str | None:
+    """Why `path` is not a portable, repo-relative, `/`-separated file path (None if it is)."""
+    if not path:
+        return "is empty"
+    if len(path) > MAX_PATH_CHARS:
+        return f"is longer than {MAX_PATH_CHARS} characters"
+    if any(ord(char) < 32 or ord(char) == 127 for char in path):
+        return "contains a control character"
+    if "\\" in path:
+        return "contains a backslash; use '/' separators"
+    if path.startswith("/"):
+        return "is absolute; use a path relative to the repository root"
+    if _DRIVE.match(path):
+        return "starts with a drive letter; use a path relative to the repository root"
+    if ":" in path:
+        return "contains ':' (a drive or stream separator on Windows)"
+    for part in path.split("/"):
+        if part in ("", ".", ".."):
+            return f"has an empty, '.' or '..' component ({part!r})"
+        if part.endswith((".", " ")):
+            return f"has a component ending in a dot or space ({part!r})"
+        if part.split(".")[0].lower() in _RESERVED:
+            return f"has a reserved Windows device name ({part!r})"
+    return None
+
+
+def test_entry_problem(entry: str) -> str | None:
+    """Why a `tests` entry (a path or a pytest node id) is unsafe to hand to pytest."""
+    if entry.startswith("-"):
+        return "starts with '-' and would be read as a command-line option"
+    file_part = entry.split("::", 1)[0]
+    if "::" in entry and not entry.split("::", 1)[1]:
+        return "has an empty node id after '::'"
+    file_problem = path_problem(file_part.rstrip("/") if file_part.endswith("/") else file_part)
+    if file_problem is not None:
+        return f"path {file_part!r} {file_problem}"
+    return None

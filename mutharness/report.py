@@ -1,0 +1,171 @@
+"""Results as data: per-spec and per-mutation facts and verdicts, the exit code, the JSON file."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mutharness.errors import ExitCode
+from mutharness.runner import RunFacts
+from mutharness.spec import Mutation, Spec
+from mutharness.verdict import Verdict
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class MutationResult:
+    """One mutation: where it landed, what the run did, and what that proves."""
+
+    mutation: Mutation
+    line: int
+    end_line: int
+    crlf: bool
+    diff: str
+    facts: RunFacts
+    verdict: Verdict
+    reason: str
+    as_expected: bool
+
+
+@dataclass(frozen=True)
+class SpecResult:
+    """One spec's baseline and mutation results, or why it has none."""
+
+    spec: Spec
+    baseline: RunFacts | None
+    timeout_s: float
+    mutations: tuple[MutationResult, ...] = ()
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """A whole verify run."""
+
+    tool: Mapping[str, str]
+    commit: str
+    dirty: bool
+    dirty_changes: tuple[str, ...]
+    command: tuple[str, ...]
+    specs: tuple[SpecResult, ...]
+    interrupted: int | None = None  # the signal number, when a signal stopped the run
+    settings: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def mutation_results(self) -> tuple[MutationResult, ...]:
+        """Every mutation result, in run order."""
+        return tuple(result for spec in self.specs for result in spec.mutations)
+
+    def exit_code(self) -> ExitCode:
+        """0 all as expected; 1 some unexpected; 2 no trustworthy verdict; 130/143 interrupted."""
+        if self.interrupted is not None:
+            return ExitCode.TERMINATED if self.interrupted == 15 else ExitCode.INTERRUPTED
+        results = self.mutation_results
+        if any(spec.error for spec in self.specs) or any(
+            not result.verdict.is_evidence for result in results
+        ):
+            return ExitCode.NO_VERDICT
+        if any(not result.as_expected for result in results):
+            return ExitCode.UNEXPECTED
+        return ExitCode.OK
+
+
+def _facts(facts: RunFacts) -> dict[str, Any]:
+    return {
+        "exit_status": facts.exit_status,
+        "signal": facts.signal,
+        "timed_out": facts.timed_out,
+        "timeout_s": facts.timeout_s,
+        "duration_s": round(facts.duration_s, 3),
+        "report": facts.report.value,
+        "pytest_exit": facts.pytest_exit,
+        "passed": facts.passed,
+        "failed": facts.failed,
+        "collected": len(facts.outcomes),
+        "failing": list(facts.failing_ids),
+        "collection_errors": list(facts.collection_errors),
+    }
+
+
+def _mutation(result: MutationResult) -> dict[str, Any]:
+    mutation = result.mutation
+    return {
+        "index": mutation.index,
+        "name": mutation.name,
+        "file": mutation.file,
+        "line": result.line,
+        "end_line": result.end_line,
+        "crlf_translated": result.crlf,
+        "anchor": mutation.anchor,
+        "replacement": mutation.replacement,
+        "expect_caught": mutation.expect_caught,
+        "killed_by": list(mutation.killed_by),
+        "diff": result.diff,
+        "facts": _facts(result.facts),
+        "verdict": result.verdict.value,
+        "reason": result.reason,
+        "as_expected": result.as_expected,
+    }
+
+
+def _spec(result: SpecResult) -> dict[str, Any]:
+    spec = result.spec
+    baseline = result.baseline
+    return {
+        "id": spec.id,
+        "path": spec.path,
+        "sha256": spec.digest,
+        "tests": list(spec.tests),
+        "expect_baseline_pass": spec.expect_baseline_pass,
+        "error": result.error,
+        "timeout_s": result.timeout_s,
+        "baseline": None if baseline is None else {
+            **_facts(baseline),
+            "tests": [
+                {"nodeid": o.nodeid, "outcome": o.outcome, "duration_s": round(o.duration_s, 4)}
+                for o in baseline.outcomes
+            ],
+        },
+        "mutations": [_mutation(mutation) for mutation in result.mutations],
+    }
+
+
+def to_json(run: RunResult) -> dict[str, Any]:
+    """The results document: the single source for evidence rendering."""
+    return {
+        "schema": SCHEMA_VERSION,
+        "tool": dict(run.tool),
+        "commit": run.commit,
+        "dirty": run.dirty,
+        "dirty_changes": list(run.dirty_changes),
+        "command": list(run.command),
+        "settings": dict(run.settings),
+        "interrupted": run.interrupted is not None,
+        "signal": run.interrupted,
+        "exit_code": int(run.exit_code()),
+        "specs": [_spec(spec) for spec in run.specs],
+    }
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write `text` to `path` via a temporary file and a rename: never a half-written file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
+            stream.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def write_results(run: RunResult, path: Path) -> None:
+    """Write the results JSON file atomically."""
+    write_atomic(path, json.dumps(to_json(run), indent=2, ensure_ascii=False) + "\n")

@@ -1,0 +1,330 @@
+"""Spec files: strict JSON -> validated frozen dataclasses, every problem reported at once."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mutharness.errors import SpecError, SpecProblem
+from mutharness.paths import path_problem, test_entry_problem
+
+MAX_SPEC_BYTES = 1024 * 1024
+MAX_DEPTH = 32
+MAX_MUTATIONS = 1000
+MAX_TESTS = 1000
+MAX_TEXT_CHARS = 64 * 1024
+MAX_NAME_CHARS = 1000
+RUNNERS = ("pytest",)
+
+_TOP_KEYS = frozenset({"tests", "expectBaselinePass", "mutations", "runner"})
+_MUTATION_KEYS = frozenset(
+    {"name", "file", "anchor", "replacement", "expectCaught", "killedBy"}
+)
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """One hand-picked defect: replace the single occurrence of `anchor` in `file`."""
+
+    index: int
+    name: str
+    file: str
+    anchor: str
+    replacement: str
+    expect_caught: bool
+    killed_by: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A validated spec file; its id is the file stem."""
+
+    id: str
+    path: str
+    digest: str
+    tests: tuple[str, ...]
+    expect_baseline_pass: int
+    mutations: tuple[Mutation, ...]
+    runner: str
+
+
+class _Pairs(list[tuple[str, Any]]):
+    """A JSON object as parsed: its key/value pairs in order, duplicates kept."""
+
+
+@dataclass(frozen=True)
+class _NonFinite:
+    """A NaN or Infinity literal, kept so that it is reported with its pointer."""
+
+    literal: str
+
+
+def _pointer(*parts: str | int) -> str:
+    escaped = (str(part).replace("~", "~0").replace("/", "~1") for part in parts)
+    return "".join(f"/{part}" for part in escaped)
+
+
+def _max_depth(text: str) -> int:
+    """Deepest nesting of arrays/objects in JSON text (strings skipped)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+class _Collector:
+    """Accumulates problems for one spec file."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.problems: list[SpecProblem] = []
+
+    def add(self, pointer: str, text: str) -> None:
+        self.problems.append(SpecProblem(self.path, pointer, text))
+
+
+def _object(value: Any, pointer: str, keys: frozenset[str], out: _Collector) -> dict[str, Any]:
+    """Check an object: no duplicate, unknown or non-finite members; `_` keys are metadata."""
+    if not isinstance(value, _Pairs):
+        out.add(pointer, f"must be an object, not {_type_name(value)}")
+        return {}
+    result: dict[str, Any] = {}
+    seen: set[str] = set()
+    for key, member in value:
+        if key in seen:
+            out.add(_join(pointer, key), "duplicate key")
+            continue
+        seen.add(key)
+        if not key.startswith("_") and key not in keys:
+            allowed = ", ".join(sorted(keys))
+            out.add(_join(pointer, key), f"unknown key (allowed: {allowed}, or _-prefixed notes)")
+            continue
+        result[key] = member
+    return result
+
+
+def _join(pointer: str, key: str | int) -> str:
+    return pointer + _pointer(key)
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, _Pairs):
+        return "an object"
+    if isinstance(value, _NonFinite):
+        return value.literal
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return type(value).__name__
+
+
+def _string(
+    value: Any, pointer: str, out: _Collector, *, empty_ok: bool, limit: int = MAX_TEXT_CHARS
+) -> str | None:
+    if not isinstance(value, str):
+        out.add(pointer, f"must be a string, not {_type_name(value)}")
+        return None
+    if not value and not empty_ok:
+        out.add(pointer, "must not be empty")
+        return None
+    if len(value) > limit:
+        out.add(pointer, f"is {len(value)} characters; the limit is {limit}")
+        return None
+    return value
+
+
+def _string_list(value: Any, pointer: str, out: _Collector, limit: int) -> list[str] | None:
+    if not isinstance(value, list):
+        out.add(pointer, f"must be an array of strings, not {_type_name(value)}")
+        return None
+    if len(value) > limit:
+        out.add(pointer, f"has {len(value)} entries; the limit is {limit}")
+        return None
+    return [
+        item
+        for index, item in enumerate(value)
+        if _string(item, _join(pointer, index), out, empty_ok=False, limit=MAX_NAME_CHARS)
+        is not None
+    ]
+
+
+def _mutation(index: int, value: Any, out: _Collector) -> Mutation | None:
+    pointer = _pointer("mutations", index)
+    members = _object(value, pointer, _MUTATION_KEYS, out)
+    if not isinstance(value, _Pairs):
+        return None
+    before = len(out.problems)
+    for key in ("name", "file", "anchor", "replacement"):
+        if key not in members:
+            out.add(_join(pointer, key), "is required")
+    name = _string(members.get("name", ""), _join(pointer, "name"), out, empty_ok=False,
+                   limit=MAX_NAME_CHARS) if "name" in members else None
+    file = _string(members["file"], _join(pointer, "file"), out, empty_ok=False,
+                   limit=MAX_NAME_CHARS) if "file" in members else None
+    if file is not None and (problem := path_problem(file)) is not None:
+        out.add(_join(pointer, "file"), f"{file!r} {problem}")
+    anchor = _string(members["anchor"], _join(pointer, "anchor"), out,
+                     empty_ok=False) if "anchor" in members else None
+    replacement = _string(members["replacement"], _join(pointer, "replacement"), out,
+                          empty_ok=True) if "replacement" in members else None
+    if anchor is not None and anchor == replacement:
+        out.add(_join(pointer, "replacement"), "equals the anchor: the mutation changes nothing")
+    expect_caught = members.get("expectCaught", True)
+    if not isinstance(expect_caught, bool):
+        out.add(_join(pointer, "expectCaught"),
+                f"must be true or false, not {_type_name(expect_caught)}")
+    killed_by: list[str] | None = []
+    if "killedBy" in members:
+        killed_by = _string_list(members["killedBy"], _join(pointer, "killedBy"), out, MAX_TESTS)
+    if len(out.problems) > before:
+        return None
+    assert name is not None and file is not None and anchor is not None
+    assert replacement is not None and killed_by is not None
+    return Mutation(index, name, file, anchor, replacement, expect_caught, tuple(killed_by))
+
+
+def _validate(document: Any, path: str, out: _Collector) -> tuple[Any, ...] | None:
+    members = _object(document, "", _TOP_KEYS, out)
+    if not isinstance(document, _Pairs):
+        return None
+    for key in ("tests", "expectBaselinePass", "mutations"):
+        if key not in members:
+            out.add(_pointer(key), "is required")
+    tests: list[str] | None = None
+    if "tests" in members:
+        tests = _string_list(members["tests"], _pointer("tests"), out, MAX_TESTS)
+        if tests is not None and not members["tests"]:
+            out.add(_pointer("tests"), "must not be empty")
+        for index, entry in enumerate(tests or ()):
+            if (problem := test_entry_problem(entry)) is not None:
+                out.add(_pointer("tests", index), f"{entry!r} {problem}")
+    expected = members.get("expectBaselinePass")
+    if "expectBaselinePass" in members and (
+        isinstance(expected, bool) or not isinstance(expected, int) or expected < 1
+    ):
+        out.add(_pointer("expectBaselinePass"),
+                f"must be a positive integer, not {_type_name(expected)} {expected!r}")
+    runner = members.get("runner", "pytest")
+    if runner not in RUNNERS:
+        out.add(_pointer("runner"),
+                f"{runner!r} is not a supported runner (supported: {', '.join(RUNNERS)})")
+    mutations: list[Mutation] = []
+    raw = members.get("mutations")
+    if "mutations" in members:
+        if not isinstance(raw, list):
+            out.add(_pointer("mutations"), f"must be an array, not {_type_name(raw)}")
+        elif not raw:
+            out.add(_pointer("mutations"), "must not be empty")
+        elif len(raw) > MAX_MUTATIONS:
+            out.add(_pointer("mutations"),
+                    f"has {len(raw)} mutations; the limit is {MAX_MUTATIONS}")
+        else:
+            for index, value in enumerate(raw):
+                mutation = _mutation(index, value, out)
+                if mutation is not None:
+                    mutations.append(mutation)
+    _reject_non_finite(document, "", out)
+    if out.problems:
+        return None
+    return (tuple(tests or ()), expected, tuple(mutations), runner)
+
+
+def _reject_non_finite(value: Any, pointer: str, out: _Collector) -> None:
+    if isinstance(value, _NonFinite):
+        out.add(pointer, f"{value.literal} is not valid JSON")
+    elif isinstance(value, float) and not math.isfinite(value):
+        out.add(pointer, "is not a finite number")
+    elif isinstance(value, _Pairs):
+        for key, member in value:
+            _reject_non_finite(member, _join(pointer, key), out)
+    elif isinstance(value, list):
+        for index, member in enumerate(value):
+            _reject_non_finite(member, _join(pointer, index), out)
+
+
+def parse_spec(data: bytes, path: str) -> tuple[Spec | None, tuple[SpecProblem, ...]]:
+    """Parse and validate one spec's bytes; returns the spec or its problems."""
+    out = _Collector(path)
+    if len(data) > MAX_SPEC_BYTES:
+        out.add("", f"is {len(data)} bytes; the limit is {MAX_SPEC_BYTES}")
+        return None, tuple(out.problems)
+    if data.startswith(b"\xef\xbb\xbf"):
+        out.add("", "starts with a UTF-8 byte order mark; save it as UTF-8 without a BOM")
+        return None, tuple(out.problems)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        out.add("", f"is not valid UTF-8 (byte {error.start})")
+        return None, tuple(out.problems)
+    if (depth := _max_depth(text)) > MAX_DEPTH:
+        out.add("", f"nests {depth} levels deep; the limit is {MAX_DEPTH}")
+        return None, tuple(out.problems)
+    try:
+        document = json.loads(text, object_pairs_hook=_Pairs, parse_constant=_NonFinite)
+    except json.JSONDecodeError as error:
+        out.add("", f"is not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})")
+        return None, tuple(out.problems)
+    except ValueError as error:  # e.g. an integer with too many digits
+        out.add("", f"is not valid JSON: {error}")
+        return None, tuple(out.problems)
+    fields = _validate(document, path, out)
+    if fields is None:
+        return None, tuple(out.problems)
+    tests, expected, mutations, runner = fields
+    spec_id = Path(path).stem
+    digest = hashlib.sha256(data).hexdigest()
+    return Spec(spec_id, path, digest, tests, expected, mutations, runner), ()
+
+
+def load_specs(paths: Sequence[Path], display: Iterable[str] | None = None) -> tuple[Spec, ...]:
+    """Load every spec; raise one SpecError listing every problem in every file."""
+    names = list(display) if display is not None else [str(path) for path in paths]
+    specs: list[Spec] = []
+    problems: list[SpecProblem] = []
+    seen_ids: dict[str, str] = {}
+    for path, name in zip(paths, names, strict=True):
+        try:
+            if path.stat().st_size > MAX_SPEC_BYTES:
+                problems.append(SpecProblem(name, "", f"is larger than {MAX_SPEC_BYTES} bytes"))
+                continue
+            data = path.read_bytes()
+        except OSError as error:
+            problems.append(SpecProblem(name, "", f"cannot be read: {error.strerror}"))
+            continue
+        spec, found = parse_spec(data, name)
+        problems.extend(found)
+        if spec is not None:
+            if spec.id in seen_ids:
+                problems.append(SpecProblem(name, "", f"has the same id as {seen_ids[spec.id]}"))
+                continue
+            seen_ids[spec.id] = name
+            specs.append(spec)
+    if problems:
+        raise SpecError(tuple(problems))
+    return tuple(specs)

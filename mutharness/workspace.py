@@ -1,0 +1,301 @@
+"""The only git user: the source repository (read-only) and the disposable workspace."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import sys
+import tempfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import git
+
+from mutharness.digest import changed_paths, tree_digest
+from mutharness.errors import GitError, WorkspaceError
+
+MIN_GIT = (2, 30)
+RUN_DIR = ".mutharness"
+MARKER = "mutharness-workspace"
+REGULAR_MODES = ("100644", "100755")
+_EOL_KEYS = ("core.autocrlf", "core.eol", "core.safecrlf")
+
+
+def find_git(path_env: str, refuse: Iterable[Path] = ()) -> Path | None:
+    """The first `git` on PATH, looked up only in absolute directories outside `refuse`.
+
+    Relative PATH entries (``""``, ``.``) and the repository itself are never searched, so a
+    ``git``/``git.exe`` planted in a checkout can never run.
+    """
+    refused = {Path(path).resolve() for path in refuse}
+    names = ("git.exe", "git") if sys.platform == "win32" else ("git",)
+    for entry in path_env.split(os.pathsep):
+        if not entry or not os.path.isabs(entry):
+            continue
+        directory = Path(entry)
+        try:
+            if directory.resolve() in refused:
+                continue
+        except OSError:
+            continue
+        for name in names:
+            candidate = directory / name
+            if candidate.is_file() and os.access(candidate, os.X_OK):
+                return candidate
+    return None
+
+
+def parse_git_version(text: str) -> tuple[int, ...]:
+    """`git version 2.39.5.windows.1` -> (2, 39, 5)."""
+    numbers: list[int] = []
+    for part in text.split()[-1].split("."):
+        if not part.isdigit():
+            break
+        numbers.append(int(part))
+    return tuple(numbers)
+
+
+@dataclass(frozen=True)
+class GitInfo:
+    """The git executable every git call uses, resolved once."""
+
+    path: str
+    version: str
+
+
+def configure_git(path_env: str, refuse: Iterable[Path] = ()) -> GitInfo:
+    """Resolve git to an absolute path once, point GitPython at it, and check its version."""
+    found = find_git(path_env, refuse)
+    if found is None:
+        raise GitError("git was not found on PATH", remedy="install git 2.30 or newer")
+    try:
+        git.refresh(str(found))
+        output = git.Git().execute([str(found), "version"])
+    except (git.GitCommandError, ImportError, OSError) as error:
+        raise GitError(f"git at {found} does not run", str(error)) from None
+    text = str(output)
+    version = parse_git_version(text)
+    if version < MIN_GIT:
+        raise GitError(
+            f"{text.strip()} at {found} is too old",
+            remedy=f"mutharness needs git {'.'.join(map(str, MIN_GIT))} or newer",
+        )
+    return GitInfo(str(found), ".".join(map(str, version)))
+
+
+def _run(git_info: GitInfo, cwd: Path, args: list[str], **kwargs: Any) -> str:
+    """Run git with fixed argv (no shell, no hooks) in `cwd`, returning stdout."""
+    hooks_off = ["-c", f"core.hooksPath={os.devnull}"]
+    try:
+        return str(
+            git.Git(str(cwd)).execute([git_info.path, *hooks_off, *args], **kwargs)
+        )
+    except git.GitCommandError as error:
+        stderr = str(error.stderr or "")
+        if "dubious ownership" in stderr:
+            raise GitError(
+                f"git refuses {cwd}: it is owned by another user (dubious ownership)",
+                stderr,
+                remedy=(
+                    "if you trust this repository, run: git config --global --add "
+                    f"safe.directory {cwd} (mutharness never changes your git config)"
+                ),
+            ) from None
+        raise GitError(f"git {' '.join(args[:2])} failed in {cwd}", stderr) from None
+
+
+@dataclass(frozen=True)
+class SourceRepo:
+    """The user's repository: read, never written (except the self-ignoring run directory)."""
+
+    root: Path
+    head: str
+    git: GitInfo
+
+    @property
+    def short(self) -> str:
+        """The abbreviated HEAD commit."""
+        return self.head[:12]
+
+    @property
+    def run_dir(self) -> Path:
+        """The self-ignoring `.mutharness/` directory at the repository root."""
+        return self.root / RUN_DIR
+
+    def ensure_run_dir(self) -> Path:
+        """Create `.mutharness/` with its own `.gitignore` of `*` (like .pytest_cache)."""
+        self.run_dir.mkdir(exist_ok=True)
+        ignore = self.run_dir / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("# created by mutharness; ignores this directory\n*\n")
+        return self.run_dir
+
+    def changes(self) -> tuple[str, ...]:
+        """Uncommitted changes as `git status --porcelain` lines (untracked files included)."""
+        output = _run(
+            self.git, self.root,
+            ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"],
+            strip_newline_in_stdout=False,
+        )
+        entries = [entry for entry in output.split("\0") if entry]
+        return tuple(
+            entry for entry in entries if not entry[3:].startswith(f"{RUN_DIR}/")
+        )
+
+    def tracked(self) -> dict[str, str]:
+        """Every path in HEAD's tree mapped to its git mode (exact case)."""
+        output = _run(
+            self.git, self.root, ["ls-tree", "-r", "-z", "--full-tree", "HEAD"],
+            strip_newline_in_stdout=False,
+        )
+        modes: dict[str, str] = {}
+        for entry in output.split("\0"):
+            if entry:
+                meta, path = entry.split("\t", 1)
+                modes[path] = meta.split()[0]
+        return modes
+
+    def eol_config(self) -> tuple[str, ...]:
+        """`-c key=value` pairs for the EOL settings in force here, for the workspace checkout."""
+        pairs: list[str] = []
+        for key in _EOL_KEYS:
+            try:
+                value = _run(self.git, self.root, ["config", "--get", key]).strip()
+            except GitError:
+                continue
+            pairs += ["-c", f"{key}={value}"]
+        return tuple(pairs)
+
+
+def open_source(start: Path, git_info: GitInfo) -> SourceRepo:
+    """The repository containing `start`, with a born HEAD."""
+    if not start.is_dir():
+        raise GitError(f"{start} is not a directory")
+    try:
+        root = _run(git_info, start, ["rev-parse", "--show-toplevel"]).strip()
+    except GitError as error:
+        if "not a git repository" in error.detail:
+            raise GitError(f"{start} is not inside a git repository") from None
+        raise
+    if not root:
+        raise GitError(f"{start} is inside a git directory, not a working tree")
+    root_path = Path(root).resolve()
+    try:
+        head = _run(git_info, root_path, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])
+    except GitError:
+        raise GitError(
+            f"{root_path} has no commits yet (unborn HEAD)", remedy="commit first"
+        ) from None
+    return SourceRepo(root_path, head.strip(), git_info)
+
+
+def _onerror(func: Callable[..., Any], path: str, _info: Any) -> None:
+    """Make read-only files (git objects on Windows) writable and retry once."""
+    os.chmod(path, stat.S_IWRITE | stat.S_IREAD)
+    func(path)
+
+
+def remove_tree(path: Path) -> None:
+    """Delete a directory tree, read-only files included."""
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(path, onexc=_onerror)
+    else:  # pragma: no cover - Python 3.11
+        shutil.rmtree(path, onerror=_onerror)
+
+
+class Workspace:
+    """A disposable checkout of one commit under the system temp directory."""
+
+    def __init__(self, base: Path, root: Path) -> None:
+        self.base = base  # holds the checkout, reports, logs and pycache dirs
+        self.root = root  # the checkout the tests run in
+        self._reference: dict[str, str] = {}
+        self._source: SourceRepo | None = None
+        self._include: tuple[str, ...] = ()
+
+    @classmethod
+    def create(cls, source: SourceRepo, include: tuple[str, ...] = ()) -> Workspace:
+        """Check `source.head` out under the temp dir; overlay `include`d uncommitted paths."""
+        base = Path(tempfile.mkdtemp(prefix="mh-"))
+        (base / MARKER).write_text(f"{os.getpid()}\n")
+        workspace = cls(base, base / "repo")
+        try:
+            workspace._materialise(source, include)
+        except BaseException:
+            workspace.remove()
+            raise
+        return workspace
+
+    def _materialise(self, source: SourceRepo, include: tuple[str, ...]) -> None:
+        empty = self.base / "empty"
+        empty.mkdir()
+        self._source, self._include = source, include
+        gitinfo = source.git
+        _run(gitinfo, self.base, ["init", "-q", f"--template={empty}", str(self.root)])
+        _run(gitinfo, self.root, [
+            "fetch", "-q", "--no-tags", "--no-write-fetch-head", "--depth=1",
+            source.root.as_uri(), source.head,
+        ])
+        _run(gitinfo, self.root, [
+            *source.eol_config(), "-c", "advice.detachedHead=false",
+            "checkout", "-q", "--detach", source.head,
+        ])
+        for path in include:
+            self._overlay(source.root, path)
+
+    def _overlay(self, source_root: Path, path: str) -> None:
+        """Copy one uncommitted path's bytes from the user's tree (or delete it here)."""
+        origin = source_root / path
+        target = self.root / path
+        if origin.is_symlink() or not origin.exists():
+            if target.is_file() or target.is_symlink():
+                target.unlink()
+            return
+        if origin.is_file():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(origin.read_bytes())
+            shutil.copymode(origin, target)
+
+    def reset(self) -> None:
+        """Return the checkout to its reference state after a run changed it; raise if it won't."""
+        if self._source is None:
+            raise WorkspaceError("the workspace was never materialised")
+        gitinfo = self._source.git
+        _run(gitinfo, self.root, [*self._source.eol_config(), "reset", "-q", "--hard"])
+        _run(gitinfo, self.root, ["clean", "-q", "-ffdx"])
+        for path in self._include:
+            self._overlay(self._source.root, path)
+        drift = self.drift()
+        if drift:
+            raise WorkspaceError(
+                "the workspace could not be returned to its reference state:", drift
+            )
+
+    def capture_reference(self) -> None:
+        """Record the workspace's bytes as the state every restore must return to."""
+        self._reference = tree_digest(self.root, frozenset({".git"}))
+
+    def drift(self) -> tuple[str, ...]:
+        """Paths whose bytes differ from the reference state."""
+        return changed_paths(self._reference, tree_digest(self.root, frozenset({".git"})))
+
+    def path(self, relative: str) -> Path:
+        """A spec path inside the checkout."""
+        return self.root.joinpath(*relative.split("/"))
+
+    def scratch(self, name: str) -> Path:
+        """A fresh directory beside the checkout (reports, logs, bytecode caches)."""
+        path = self.base / name
+        if path.exists():
+            remove_tree(path)
+        path.mkdir(parents=True)
+        return path
+
+    def remove(self) -> None:
+        """Delete the whole workspace."""
+        if self.base.exists():
+            remove_tree(self.base)
+

@@ -1,0 +1,173 @@
+"""Fixtures: real git repositories with a tiny project, and a runner for the real CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CALC = '''\
+"""A tiny module under test."""
+
+
+def clamp(value, low, high):
+    if value < low:
+        return low
+    if value > high:
+        return high
+    return value
+
+
+def is_adult(age):
+    return age >= 18
+'''
+
+TEST_CALC = '''\
+from calc import clamp, is_adult
+
+
+def test_clamp_below():
+    assert clamp(-5, 0, 10) == 0
+
+
+def test_clamp_above():
+    assert clamp(50, 0, 10) == 10
+
+
+def test_clamp_inside():
+    assert clamp(5, 0, 10) == 5
+
+
+def test_adult_at_eighteen():
+    assert is_adult(18)
+'''
+
+PYPROJECT = '''\
+[tool.pytest.ini_options]
+pythonpath = ["src"]
+'''
+
+
+def git(cwd: Path, *args: str) -> str:
+    """Run git for a fixture (never the code under test)."""
+    return subprocess.run(
+        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
+    ).stdout
+
+
+@dataclass
+class Project:
+    """A committed fixture repository."""
+
+    root: Path
+
+    def write(self, relative: str, text: str | bytes) -> Path:
+        path = self.root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(text, bytes):
+            path.write_bytes(text)
+        else:
+            path.write_text(text, encoding="utf-8")
+        return path
+
+    def commit(self, message: str = "change") -> None:
+        git(self.root, "add", "-A")
+        git(self.root, "commit", "-q", "-m", message)
+
+    def spec(self, name: str, document: Mapping[str, Any], commit: bool = False) -> Path:
+        path = self.write(f"specs/{name}.json", json.dumps(document, indent=2))
+        if commit:
+            self.commit(f"spec {name}")
+        return path
+
+
+def default_spec(**overrides: Any) -> dict[str, Any]:
+    """A spec for the calc project: one caught mutation, one documented survivor."""
+    spec: dict[str, Any] = {
+        "tests": ["tests/test_calc.py"],
+        "expectBaselinePass": 4,
+        "mutations": [
+            {
+                "name": "the low bound is ignored",
+                "file": "src/calc.py",
+                "anchor": "    if value < low:\n        return low\n",
+                "replacement": "",
+            },
+            {
+                "name": "SURVIVOR (documented): >= to > at 18 is not pinned",
+                "file": "src/calc.py",
+                "anchor": "return age >= 18",
+                "replacement": "return age >= 17",
+                "expectCaught": False,
+            },
+        ],
+    }
+    spec.update(overrides)
+    return spec
+
+
+@pytest.fixture
+def git_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An isolated HOME with a git identity, so the user's global config never leaks in."""
+    home = tmp_path_factory.mktemp("home")
+    (home / ".gitconfig").write_text(
+        "[user]\n\tname = Fixture\n\temail = fixture@example.invalid\n"
+        "[init]\n\tdefaultBranch = main\n"
+    )
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "PYTEST_ADDOPTS"):
+        monkeypatch.delenv(key, raising=False)
+    return home
+
+
+@pytest.fixture
+def make_project(tmp_path: Path, git_home: Path) -> Callable[..., Project]:
+    """Factory: a committed git repository holding the calc project."""
+
+    def make(name: str = "repo", spec: Mapping[str, Any] | None = None) -> Project:
+        root = tmp_path / name
+        root.mkdir()
+        git(root, "init", "-q")
+        project = Project(root)
+        project.write("pyproject.toml", PYPROJECT)
+        project.write("src/calc.py", CALC)
+        project.write("tests/test_calc.py", TEST_CALC)
+        project.spec("calc", spec if spec is not None else default_spec())
+        project.commit("initial")
+        return project
+
+    return make
+
+
+@dataclass(frozen=True)
+class Completed:
+    """A finished CLI run."""
+
+    code: int
+    out: str
+    err: str
+
+
+def run_cli(cwd: Path, *args: str, env: Mapping[str, str] | None = None,
+            timeout: float = 300) -> Completed:
+    """Run the real `mutharness` command line in a child process."""
+    merged = dict(os.environ if env is None else env)
+    done = subprocess.run(
+        [sys.executable, "-m", "mutharness", *args], cwd=cwd, env=merged,
+        capture_output=True, text=True, timeout=timeout, encoding="utf-8",
+    )
+    return Completed(done.returncode, done.stdout, done.stderr)
+
+
+@pytest.fixture
+def cli() -> Callable[..., Completed]:
+    """The real command line, as a child process."""
+    return run_cli
