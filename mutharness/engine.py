@@ -75,9 +75,16 @@ def _display(path: Path, root: Path) -> str:
         return str(path)
 
 
-def check_targets(specs: Sequence[Spec], source: SourceRepo) -> None:
-    """Every mutation targets a tracked regular file and its anchor occurs exactly once there."""
+def check_targets(
+    specs: Sequence[Spec], source: SourceRepo, included: Sequence[str] = ()
+) -> None:
+    """Every mutation targets a tracked regular file and its anchor occurs exactly once there.
+
+    `included` names uncommitted paths that --allow-dirty brings into the workspace.
+    """
     tracked = source.tracked()
+    for path in included:
+        tracked.setdefault(path, "100644")
     lowered = {path.lower(): path for path in tracked}
     problems: list[SpecProblem] = []
     for spec in specs:
@@ -268,11 +275,12 @@ def verify(settings: Settings, listener: Listener, environ: Mapping[str, str]) -
     source = open_source(start, git_info)
     display = [_display(path, source.root) for path in settings.spec_paths]
     specs = load_specs(settings.spec_paths, display)
-    check_targets(specs, source)
     changes = source.changes()
+    included = tuple(entry[3:] for entry in changes) if settings.allow_dirty else ()
+    check_targets(specs, source, included)
     if changes and not settings.allow_dirty:
         raise DirtyTreeError(changes)
-    tracked = set(source.tracked())
+    tracked = set(source.tracked()) | set(included)
     run_dir = source.ensure_run_dir()
     json_path = settings.json_path or run_dir / "results.json"
     with repository_lock(run_dir, settings.lock_timeout_s):
@@ -280,10 +288,12 @@ def verify(settings: Settings, listener: Listener, environ: Mapping[str, str]) -
         interrupted: int | None = None
         spec_results: list[SpecResult] = []
         versions: dict[str, str] = {}
-        workspace = Workspace.create(source, tuple(entry[3:] for entry in changes))
+        workspace = Workspace.create(source, included)
         try:
             versions = probe_interpreter(settings.python, environ, workspace.scratch("probe"))
-            runner = PytestRunner(settings.python, dict(environ))
+            runner = PytestRunner(
+                settings.python, dict(environ), workspace.scratch("pycache")
+            )
             for spec in specs:
                 result = _SpecRun(spec, settings, runner, workspace, source, listener).run(tracked)
                 spec_results.append(result)

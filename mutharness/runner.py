@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from mutharness import process
 from mutharness.errors import EnvironmentProblem
 
 PROBE_MODULE = "_mutharness_probe"
-SCRUBBED = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONPYCACHEPREFIX")
+SCRUBBED = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE")
 PROBE_TIMEOUT_S = 120.0
 
 
@@ -143,6 +144,7 @@ class PytestRunner:
 
     python: str
     environ: Mapping[str, str]
+    pycache: Path  # shared bytecode cache; the workspace's part is purged before every run
 
     def argv(self, tests: Sequence[str], cwd: Path, report: Path) -> list[str]:
         """The fixed command line; spec text only ever appears as test paths after the options."""
@@ -171,7 +173,12 @@ class PytestRunner:
         report = scratch / "report.json"
         probe_out = scratch / "imports.json"
         env = child_environment(self.environ)
-        env["PYTHONPYCACHEPREFIX"] = str(scratch / "pycache")  # bytecode can never be stale
+        for root in {cwd.absolute(), cwd.resolve()}:  # as imported, and with links resolved
+            stale = self.pycache / root.relative_to(root.anchor)
+            if stale.exists():  # the workspace's bytecode is never reused: never stale
+                shutil.rmtree(stale)
+        env["PYTHONPYCACHEPREFIX"] = str(self.pycache)  # pytest's own bytecode stays warm
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # writes go to the private prefix only
         env["PYTHONHASHSEED"] = "0"
         env["MUTHARNESS_PROBE_OUT"] = str(probe_out)
         env["PYTHONPATH"] = os.pathsep.join(
