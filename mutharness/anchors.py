@@ -45,12 +45,24 @@ class AnchorMiss:
         return f"anchor matched {self.hits} times (need exactly 1), at lines {shown}{more}"
 
 
+def _splits_crlf(data: bytes, start: int, end: int) -> bool:
+    """True when [start, end) begins or ends between the CR and the LF of a CRLF."""
+    return (start > 0 and data[start - 1 : start + 1] == b"\r\n") or (
+        data[end - 1 : end + 1] == b"\r\n"
+    )
+
+
 def _occurrences(data: bytes, needle: bytes) -> list[int]:
-    """Start offsets of every occurrence, overlapping ones included."""
+    """Start offsets of every occurrence, overlapping ones included.
+
+    An occurrence that would cut a CRLF line ending in half is not one: splicing there would
+    leave a lone CR or a bare LF behind.
+    """
     found: list[int] = []
     index = data.find(needle)
     while index != -1:
-        found.append(index)
+        if not _splits_crlf(data, index, index + len(needle)):
+            found.append(index)
         if len(found) > MAX_HIT_LINES * 100:
             break
         index = data.find(needle, index + 1)
@@ -65,6 +77,11 @@ def uses_crlf(data: bytes) -> bool:
     """True when the file has line endings and every one of them is CRLF."""
     newlines = data.count(b"\n")
     return newlines > 0 and data.count(b"\r\n") == newlines
+
+
+def uses_lf(data: bytes) -> bool:
+    """True when the file has line endings and none of them is CRLF."""
+    return b"\n" in data and b"\r\n" not in data
 
 
 def _to_crlf(text: str) -> bytes:
@@ -105,12 +122,23 @@ def locate(data: bytes, anchor: str, replacement: str) -> Splice | AnchorMiss:
     if uses_crlf(data) and _to_crlf(replacement) != spliced:
         spliced = _to_crlf(replacement)  # never leave bare LFs in a CRLF file
         crlf = True
+    elif uses_lf(data):
+        spliced = replacement.replace("\r\n", "\n").encode("utf-8")  # nor CRLFs in an LF file
     return Splice(start, end, _line_of(data, start), _line_of(data, end - 1), crlf, spliced)
+
+
+def _lines(data: bytes) -> list[str]:
+    """The file's lines, split at LF only (form feeds, U+2028... stay inside their line)."""
+    parts = data.decode("utf-8", errors="replace").split("\n")
+    return [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
 def unified_diff(data: bytes, splice: Splice, path: str) -> str:
     """A unified diff of the splice, with three lines of context, labelled with `path`."""
-    before = data.decode("utf-8", errors="replace").splitlines(keepends=True)
-    after = splice.apply(data).decode("utf-8", errors="replace").splitlines(keepends=True)
+    before = _lines(data)
+    after = _lines(splice.apply(data))
     lines = difflib.unified_diff(before, after, f"a/{path}", f"b/{path}", n=3)
-    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+    return "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+        for line in lines
+    )

@@ -31,6 +31,36 @@ def version_tuple(text: str) -> tuple[int, ...]:
     return tuple(numbers)
 
 
+_PRE_RELEASE = re.compile(r"[-_.]?(a|b|c|rc|alpha|beta|pre|preview|dev)", re.IGNORECASE)
+
+
+def _is_pre_release(text: str) -> bool:
+    """`3.2.1rc1`, `3.2.1.dev0`: what follows the release starts with a pre/dev marker."""
+    release = re.match(r"\d+(\.\d+)*", text)
+    return release is not None and _PRE_RELEASE.match(text, release.end()) is not None
+
+
+def is_below(version: str, floor: str) -> bool:
+    """Whether `version` is older than the final release `floor` (PEP 440, simplified).
+
+    Missing release parts count as zeros (3.2 == 3.2.0) and a pre-release or development
+    release of the floor itself (3.2.1rc1, 3.2.1.dev0) is older than the floor.
+    """
+    have, need = version_tuple(version.split("+")[0]), version_tuple(floor)
+    if not have:
+        return True
+    width = max(len(have), len(need))
+    have += (0,) * (width - len(have))
+    need += (0,) * (width - len(need))
+    return have < need or (have == need and _is_pre_release(version))
+
+
+def _pip(*args: str) -> str:
+    """A pip command line for this interpreter that cmd.exe, PowerShell and sh all read alike."""
+    python = f'"{sys.executable}"' if " " in sys.executable else sys.executable
+    return " ".join((python or "python", "-m", "pip", *args))
+
+
 def check_floors(
     floors: Mapping[str, str] = FLOORS,
     installed: Callable[[str], str] = metadata.version,
@@ -42,12 +72,13 @@ def check_floors(
             version = installed(name)
         except metadata.PackageNotFoundError:
             raise EnvironmentProblem(
-                f"{name} is not installed", remedy=f"pip install '{name}>={floor}'"
+                f"{name} is not installed", remedy=_pip("install", f'"{name}>={floor}"')
             ) from None
-        if version_tuple(version) < version_tuple(floor):
+        if is_below(version, floor):
             raise EnvironmentProblem(
-                f"{name} {version} is below the required {floor} (security floor)",
-                remedy=f"pip install --upgrade '{name}>={floor}'",
+                f"{name} {version or '(no version)'} is below the required {floor} "
+                "(security floor)",
+                remedy=_pip("install", "--upgrade", f'"{name}>={floor}"'),
             )
         found[name] = version
     return found
@@ -59,7 +90,14 @@ def tool_versions() -> dict[str, str]:
         own = metadata.version("mutharness")
     except metadata.PackageNotFoundError:
         own = "unknown"
+    libraries: dict[str, str] = {}
+    for name in FLOORS:
+        try:
+            libraries[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            libraries[name] = "missing"
     return {
+        **libraries,
         "mutharness": own,
         "harness_python": platform.python_version(),
         "platform": f"{platform.system()} {platform.machine()}",

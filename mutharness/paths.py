@@ -5,11 +5,14 @@ from __future__ import annotations
 import re
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
+# Windows device names (as os.path.isreserved, Python 3.13): reserved with any extension,
+# and with spaces before it ("nul .txt"); the superscript digits count as digits.
 _RESERVED = frozenset(
-    {"con", "prn", "aux", "nul"}
-    | {f"com{n}" for n in range(1, 10)}
-    | {f"lpt{n}" for n in range(1, 10)}
+    {"con", "prn", "aux", "nul", "conin$", "conout$"}
+    | {f"com{n}" for n in "123456789\u00b9\u00b2\u00b3"}
+    | {f"lpt{n}" for n in "123456789\u00b9\u00b2\u00b3"}
 )
+_WINDOWS_FORBIDDEN = frozenset('<>"|?*')
 MAX_PATH_CHARS = 1024
 
 
@@ -29,12 +32,14 @@ def path_problem(path: str) -> str | None:
         return "starts with a drive letter; use a path relative to the repository root"
     if ":" in path:
         return "contains ':' (a drive or stream separator on Windows)"
+    if forbidden := sorted(_WINDOWS_FORBIDDEN.intersection(path)):
+        return f"contains {''.join(forbidden)!r}, which Windows does not allow in file names"
     for part in path.split("/"):
         if part in ("", ".", ".."):
             return f"has an empty, '.' or '..' component ({part!r})"
         if part.endswith((".", " ")):
             return f"has a component ending in a dot or space ({part!r})"
-        if part.split(".")[0].lower() in _RESERVED:
+        if part.split(".")[0].rstrip(" ").lower() in _RESERVED:
             return f"has a reserved Windows device name ({part!r})"
     return None
 
@@ -43,6 +48,8 @@ def test_entry_problem(entry: str) -> str | None:
     """Why a `tests` entry (a path or a pytest node id) is unsafe to hand to pytest."""
     if entry.startswith("-"):
         return "starts with '-' and would be read as a command-line option"
+    if entry.startswith("@"):
+        return "starts with '@' and would be read as an argument file of options"
     file_part = entry.split("::", 1)[0]
     if "::" in entry and not entry.split("::", 1)[1]:
         return "has an empty node id after '::'"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ MAX_MUTATIONS = 1000
 MAX_TESTS = 1000
 MAX_TEXT_CHARS = 64 * 1024
 MAX_NAME_CHARS = 1000
+MAX_SAFE_INTEGER = 2**53 - 1  # as the Node-project tools: a "positive safe integer"
 RUNNERS = ("pytest",)
 
 _TOP_KEYS = frozenset({"tests", "expectBaselinePass", "mutations", "runner"})
@@ -53,19 +54,62 @@ class Spec:
     runner: str
 
 
-class _Pairs(list[tuple[str, Any]]):
-    """A JSON object as parsed: its key/value pairs in order, duplicates kept."""
+class _Pairs:
+    """A JSON object as parsed: its key/value pairs in order, duplicates kept.
+
+    Deliberately not a list, so that an object is never mistaken for an array.
+    """
+
+    def __init__(self, pairs: list[tuple[str, Any]]) -> None:
+        self.pairs = pairs
+
+    def __iter__(self) -> Iterator[tuple[str, Any]]:
+        return iter(self.pairs)
+
+    def __repr__(self) -> str:
+        return "{" + ", ".join(f"{key!r}: {value!r}" for key, value in self.pairs) + "}"
 
 
 @dataclass(frozen=True)
-class _NonFinite:
-    """A NaN or Infinity literal, kept so that it is reported with its pointer."""
+class _BadNumber:
+    """A number JSON cannot carry faithfully, kept so that it is reported with its pointer."""
 
     literal: str
+    why: str
+
+
+def _non_finite(literal: str) -> _BadNumber:
+    return _BadNumber(literal, f"{literal} is not valid JSON")
+
+
+def _float(literal: str) -> float | _BadNumber:
+    value = float(literal)
+    if not math.isfinite(value):
+        return _BadNumber(literal[:20], f"{literal[:20]} is not a finite number")
+    return value
+
+
+def _int(literal: str) -> int | _BadNumber:
+    # decided on the digit count before int() so that no literal can be costly to convert
+    if len(literal.lstrip("-")) > len(str(MAX_SAFE_INTEGER)) or abs(int(literal)) > (
+        MAX_SAFE_INTEGER
+    ):
+        shown = literal if len(literal) <= 20 else f"{literal[:12]}... ({len(literal)} digits)"
+        return _BadNumber(shown, f"{shown} is too large (the limit is {MAX_SAFE_INTEGER})")
+    return int(literal)
+
+
+def _printable(text: str) -> str:
+    """`text` with lone surrogates escaped, so that it can always be printed."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _has_surrogate(text: str) -> bool:
+    return any("\ud800" <= char <= "\udfff" for char in text)
 
 
 def _pointer(*parts: str | int) -> str:
-    escaped = (str(part).replace("~", "~0").replace("/", "~1") for part in parts)
+    escaped = (_printable(str(part)).replace("~", "~0").replace("/", "~1") for part in parts)
     return "".join(f"/{part}" for part in escaped)
 
 
@@ -92,13 +136,17 @@ def _max_depth(text: str) -> int:
 
 
 class _Collector:
-    """Accumulates problems for one spec file."""
+    """Accumulates problems for one spec file: the first problem found at each pointer."""
 
     def __init__(self, path: str) -> None:
         self.path = path
         self.problems: list[SpecProblem] = []
+        self._pointers: set[str] = set()
 
     def add(self, pointer: str, text: str) -> None:
+        if pointer in self._pointers:
+            return  # e.g. a NaN reported as such is not also "not a positive integer"
+        self._pointers.add(pointer)
         self.problems.append(SpecProblem(self.path, pointer, text))
 
 
@@ -129,7 +177,7 @@ def _join(pointer: str, key: str | int) -> str:
 def _type_name(value: Any) -> str:
     if isinstance(value, _Pairs):
         return "an object"
-    if isinstance(value, _NonFinite):
+    if isinstance(value, _BadNumber):
         return value.literal
     if value is None:
         return "null"
@@ -142,6 +190,16 @@ def _type_name(value: Any) -> str:
     if isinstance(value, list):
         return "an array"
     return type(value).__name__
+
+
+def _describe(value: Any) -> str:
+    """The type of a JSON value, and the value itself when it is a scalar."""
+    if value is None or isinstance(value, _BadNumber):
+        return _type_name(value)
+    if isinstance(value, bool | int | float | str):
+        shown = json.dumps(value)
+        return f"{_type_name(value)} {shown if len(shown) <= 40 else shown[:37] + '...'}"
+    return _type_name(value)
 
 
 def _string(
@@ -210,6 +268,7 @@ def _mutation(index: int, value: Any, out: _Collector) -> Mutation | None:
 
 
 def _validate(document: Any, path: str, out: _Collector) -> tuple[Any, ...] | None:
+    _reject_unfaithful(document, "", out)
     members = _object(document, "", _TOP_KEYS, out)
     if not isinstance(document, _Pairs):
         return None
@@ -229,7 +288,7 @@ def _validate(document: Any, path: str, out: _Collector) -> tuple[Any, ...] | No
         isinstance(expected, bool) or not isinstance(expected, int) or expected < 1
     ):
         out.add(_pointer("expectBaselinePass"),
-                f"must be a positive integer, not {_type_name(expected)} {expected!r}")
+                f"must be a positive integer, not {_describe(expected)}")
     runner = members.get("runner", "pytest")
     if runner not in RUNNERS:
         out.add(_pointer("runner"),
@@ -249,23 +308,27 @@ def _validate(document: Any, path: str, out: _Collector) -> tuple[Any, ...] | No
                 mutation = _mutation(index, value, out)
                 if mutation is not None:
                     mutations.append(mutation)
-    _reject_non_finite(document, "", out)
     if out.problems:
         return None
     return (tuple(tests or ()), expected, tuple(mutations), runner)
 
 
-def _reject_non_finite(value: Any, pointer: str, out: _Collector) -> None:
-    if isinstance(value, _NonFinite):
-        out.add(pointer, f"{value.literal} is not valid JSON")
-    elif isinstance(value, float) and not math.isfinite(value):
-        out.add(pointer, "is not a finite number")
+def _reject_unfaithful(value: Any, pointer: str, out: _Collector) -> None:
+    """Anywhere, metadata included: NaN, Infinity, unsafe integers, lone surrogates."""
+    if isinstance(value, _BadNumber):
+        out.add(pointer, value.why)
+    elif isinstance(value, str) and _has_surrogate(value):
+        out.add(pointer, "contains a lone UTF-16 surrogate escape (not a Unicode character)")
     elif isinstance(value, _Pairs):
         for key, member in value:
-            _reject_non_finite(member, _join(pointer, key), out)
+            if _has_surrogate(key):
+                out.add(_join(pointer, key),
+                        "the key contains a lone UTF-16 surrogate escape (not a Unicode character)")
+            else:
+                _reject_unfaithful(member, _join(pointer, key), out)
     elif isinstance(value, list):
         for index, member in enumerate(value):
-            _reject_non_finite(member, _join(pointer, index), out)
+            _reject_unfaithful(member, _join(pointer, index), out)
 
 
 def parse_spec(data: bytes, path: str) -> tuple[Spec | None, tuple[SpecProblem, ...]]:
@@ -286,7 +349,10 @@ def parse_spec(data: bytes, path: str) -> tuple[Spec | None, tuple[SpecProblem, 
         out.add("", f"nests {depth} levels deep; the limit is {MAX_DEPTH}")
         return None, tuple(out.problems)
     try:
-        document = json.loads(text, object_pairs_hook=_Pairs, parse_constant=_NonFinite)
+        document = json.loads(
+            text, object_pairs_hook=_Pairs, parse_constant=_non_finite, parse_float=_float,
+            parse_int=_int,
+        )
     except json.JSONDecodeError as error:
         out.add("", f"is not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})")
         return None, tuple(out.problems)

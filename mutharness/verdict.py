@@ -52,6 +52,8 @@ def classify(
         return _untrustworthy(f"collection error in {', '.join(facts.collection_errors[:3])}")
     if facts.exit_status not in (PYTEST_OK, PYTEST_TESTS_FAILED):
         return _untrustworthy(f"pytest exit status {facts.exit_status}")
+    if not facts.outcomes:
+        return _untrustworthy("ran 0 tests: an empty run proves nothing")
     if sorted(facts.nodeids) != sorted(baseline_nodeids):
         return _untrustworthy(
             f"ran {len(facts.nodeids)} tests, not the baseline's {len(baseline_nodeids)}"

@@ -1,0 +1,204 @@
+"""verdict.classify / verdict.meets_expectation: facts first, verdict second."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from mutharness.runner import ReportState, RunFacts, TestOutcome
+from mutharness.verdict import Classification, Verdict, classify, meets_expectation
+
+BASELINE = tuple(f"tests/test_calc.py::test_{name}" for name in "abc")
+
+
+def outcomes(*kinds: str, ids: tuple[str, ...] = BASELINE) -> tuple[TestOutcome, ...]:
+    return tuple(TestOutcome(nodeid, kind, 0.01) for nodeid, kind in zip(ids, kinds, strict=True))
+
+
+ALL_PASSED = outcomes("passed", "passed", "passed")
+ONE_FAILED = outcomes("passed", "failed", "passed")
+
+
+def facts(**changes: Any) -> RunFacts:
+    """The facts of a clean run in which every baseline test passed, with `changes`."""
+    base = RunFacts(
+        exit_status=0,
+        signal=None,
+        timed_out=False,
+        timeout_s=30.0,
+        duration_s=1.5,
+        report=ReportState.OK,
+        pytest_exit=0,
+        outcomes=ALL_PASSED,
+        collection_errors=(),
+        imported={},
+        sys_path=(),
+        log_path="/tmp/run/pytest.log",
+    )
+    return dataclasses.replace(base, **changes)
+
+
+def caught(**changes: Any) -> RunFacts:
+    """A clean run in which one baseline test failed, with `changes`."""
+    return facts(**{"exit_status": 1, "pytest_exit": 1, "outcomes": ONE_FAILED, **changes})
+
+
+CAUGHT, SURVIVED = Verdict.CAUGHT, Verdict.SURVIVED
+UNTRUSTWORTHY, TIMEOUT = Verdict.UNTRUSTWORTHY, Verdict.TIMEOUT
+
+# (facts, drift, verdict, a phrase of the reason)
+TABLE = [
+    # evidence
+    pytest.param(caught(), (), CAUGHT, "", id="exit-1-with-a-failure-is-caught"),
+    pytest.param(caught(outcomes=outcomes("failed", "failed", "failed")), (), CAUGHT, "",
+                 id="exit-1-all-failed-is-caught"),
+    pytest.param(caught(outcomes=outcomes("passed", "error", "passed")), (), CAUGHT, "",
+                 id="exit-1-with-an-error-is-caught"),
+    pytest.param(facts(), (), SURVIVED, "", id="exit-0-all-passed-survived"),
+    pytest.param(facts(outcomes=tuple(reversed(ALL_PASSED))), (), SURVIVED, "",
+                 id="same-tests-in-another-order-survived"),
+    # timeouts first: a killed tree proves nothing, whatever else it left behind
+    pytest.param(facts(timed_out=True, exit_status=None, signal=9, report=ReportState.MISSING,
+                       outcomes=()), (), TIMEOUT, "exceeded 30 s", id="timed-out"),
+    pytest.param(caught(timed_out=True), (), TIMEOUT, "exceeded", id="timed-out-after-failing"),
+    pytest.param(facts(timed_out=True), (), TIMEOUT, "exceeded", id="timed-out-after-passing"),
+    # signals
+    pytest.param(facts(exit_status=None, signal=9, report=ReportState.MISSING, outcomes=()), (),
+                 UNTRUSTWORTHY, "signal 9", id="killed-by-sigkill"),
+    pytest.param(caught(exit_status=-11, signal=11), (), UNTRUSTWORTHY, "signal 11",
+                 id="segfault-after-failures-is-not-caught"),
+    # the report: how os._exit(0) and friends are caught
+    pytest.param(facts(report=ReportState.MISSING, pytest_exit=None, outcomes=()), (),
+                 UNTRUSTWORTHY, "missing", id="os-exit-0-no-report-is-never-survived"),
+    pytest.param(facts(exit_status=1, report=ReportState.MISSING, pytest_exit=None, outcomes=()),
+                 (), UNTRUSTWORTHY, "missing", id="exit-1-no-report-is-never-caught"),
+    pytest.param(facts(report=ReportState.UNREADABLE, outcomes=()), (), UNTRUSTWORTHY,
+                 "unreadable", id="report-unreadable"),
+    pytest.param(facts(report=ReportState.STALE), (), UNTRUSTWORTHY, "stale",
+                 id="report-stale-from-an-earlier-run"),
+    pytest.param(caught(report=ReportState.STALE), (), UNTRUSTWORTHY, "stale",
+                 id="stale-report-with-failures-is-not-caught"),
+    pytest.param(facts(exit_status=1, report=ReportState.MISMATCH), (), UNTRUSTWORTHY,
+                 "exit-status-mismatch", id="report-disagrees-with-the-exit-status"),
+    # collection
+    pytest.param(caught(exit_status=2, pytest_exit=2,
+                        collection_errors=("tests/test_calc.py",)), (),
+                 UNTRUSTWORTHY, "collection error in tests/test_calc.py",
+                 id="collection-error"),
+    pytest.param(caught(collection_errors=("tests/test_calc.py",)), (), UNTRUSTWORTHY,
+                 "collection error", id="collection-error-with-exit-1"),
+    # exit statuses pytest does not use for a completed run
+    pytest.param(facts(exit_status=2, pytest_exit=2), (), UNTRUSTWORTHY, "exit status 2",
+                 id="interrupted-exit-2"),
+    pytest.param(caught(exit_status=3, pytest_exit=3), (), UNTRUSTWORTHY, "exit status 3",
+                 id="internal-error-exit-3"),
+    pytest.param(facts(exit_status=4, pytest_exit=4), (), UNTRUSTWORTHY, "exit status 4",
+                 id="usage-error-exit-4"),
+    pytest.param(facts(exit_status=5, pytest_exit=5, outcomes=()), (), UNTRUSTWORTHY,
+                 "exit status 5", id="no-tests-collected-exit-5"),
+    pytest.param(facts(exit_status=None, pytest_exit=None), (), UNTRUSTWORTHY, "exit status None",
+                 id="no-exit-status"),
+    # not the baseline's tests
+    pytest.param(caught(outcomes=ONE_FAILED[:2]), (), UNTRUSTWORTHY, "ran 2 tests, not the "
+                 "baseline's 3", id="fewer-tests-than-baseline-is-not-caught"),
+    pytest.param(facts(outcomes=ALL_PASSED[:2]), (), UNTRUSTWORTHY, "ran 2 tests",
+                 id="fewer-tests-than-baseline-is-not-survived"),
+    pytest.param(facts(outcomes=(*ALL_PASSED, TestOutcome("tests/test_calc.py::test_d",
+                                                          "passed", 0.0))),
+                 (), UNTRUSTWORTHY, "ran 4 tests", id="more-tests-than-baseline"),
+    pytest.param(caught(outcomes=outcomes("passed", "failed", "passed",
+                                          ids=(*BASELINE[:2], "tests/test_calc.py::test_z"))),
+                 (), UNTRUSTWORTHY, "not the baseline", id="different-tests-same-count"),
+    pytest.param(facts(outcomes=outcomes("passed", "passed", "passed",
+                                         ids=(BASELINE[0], BASELINE[0], BASELINE[1]))),
+                 (), UNTRUSTWORTHY, "not the baseline", id="a-test-ran-twice-another-never"),
+    pytest.param(facts(outcomes=()), (), UNTRUSTWORTHY, "ran 0 tests", id="nothing-ran"),
+    # tests that neither passed nor failed
+    pytest.param(facts(outcomes=outcomes("passed", "skipped", "passed")), (), UNTRUSTWORTHY,
+                 "skip", id="a-skipped-test"),
+    pytest.param(caught(outcomes=outcomes("failed", "skipped", "passed")), (), UNTRUSTWORTHY,
+                 "skip", id="a-skipped-test-next-to-a-failure"),
+    pytest.param(facts(outcomes=outcomes("passed", "xfailed", "passed")), (), UNTRUSTWORTHY,
+                 "xfail", id="an-xfailed-test"),
+    pytest.param(facts(outcomes=outcomes("passed", "xpassed", "passed")), (), UNTRUSTWORTHY,
+                 "neither passed nor failed", id="an-xpassed-test"),
+    pytest.param(facts(outcomes=outcomes("passed", "rerun", "passed")), (), UNTRUSTWORTHY,
+                 "neither passed nor failed", id="an-unknown-outcome"),
+    # the workspace changed after restore
+    pytest.param(caught(), ("src/calc.py",), UNTRUSTWORTHY, "workspace changed after restore: "
+                 "src/calc.py", id="drift-after-a-catch"),
+    pytest.param(facts(), ("tests/conftest.py", ".git/config"), UNTRUSTWORTHY,
+                 "tests/conftest.py, .git/config", id="drift-after-a-survival"),
+    # the exit status and the outcomes disagree: a crash is never a kill
+    pytest.param(facts(exit_status=1, pytest_exit=1), (), UNTRUSTWORTHY, "disagrees",
+                 id="exit-1-without-a-failing-test-is-a-crash-not-caught"),
+    pytest.param(caught(exit_status=0, pytest_exit=0), (), UNTRUSTWORTHY, "disagrees",
+                 id="exit-0-with-a-failing-test-is-not-survived"),
+]
+
+
+@pytest.mark.parametrize(("run", "drift", "verdict", "reason"), TABLE)
+def test_the_verdict_follows_from_the_facts_alone(
+    run: RunFacts, drift: tuple[str, ...], verdict: Verdict, reason: str
+) -> None:
+    result = classify(run, BASELINE, drift)
+
+    assert result.verdict is verdict
+    assert reason in result.reason
+    if verdict.is_evidence:
+        assert result == Classification(verdict)
+    else:
+        assert result.reason
+
+
+def test_an_empty_run_against_an_empty_baseline_is_never_survived() -> None:
+    run = facts(outcomes=())
+
+    assert classify(run, ()).verdict is Verdict.UNTRUSTWORTHY
+
+
+def test_the_baseline_order_does_not_matter() -> None:
+    assert classify(caught(), tuple(reversed(BASELINE))).verdict is Verdict.CAUGHT
+
+
+@pytest.mark.parametrize(
+    ("verdict", "is_evidence"),
+    [(Verdict.CAUGHT, True), (Verdict.SURVIVED, True),
+     (Verdict.UNTRUSTWORTHY, False), (Verdict.TIMEOUT, False)],
+)
+def test_only_caught_and_survived_are_evidence(verdict: Verdict, is_evidence: bool) -> None:
+    assert verdict.is_evidence is is_evidence
+
+
+FAILING = ("tests/test_calc.py::test_b", "tests/test_calc.py::test_c")
+
+EXPECTATIONS = [
+    # (verdict, expectCaught, failing, killedBy, met)
+    pytest.param(CAUGHT, True, FAILING, (), True, id="caught-as-expected"),
+    pytest.param(SURVIVED, True, (), (), False, id="survived-but-expected-caught"),
+    pytest.param(SURVIVED, False, (), (), True, id="documented-survivor-survived"),
+    pytest.param(CAUGHT, False, FAILING, (), False, id="documented-survivor-was-caught"),
+    pytest.param(CAUGHT, True, FAILING, FAILING[:1], True, id="killed-by-the-named-test"),
+    pytest.param(CAUGHT, True, FAILING, FAILING, True, id="killed-by-every-named-test"),
+    pytest.param(CAUGHT, True, FAILING[:1], FAILING, False, id="one-named-killer-passed"),
+    pytest.param(CAUGHT, True, FAILING, ("tests/test_calc.py::test_a",), False,
+                 id="caught-by-the-wrong-test"),
+    pytest.param(CAUGHT, True, ("tests/test_calc.py::test_b[1]",), ("tests/test_calc.py::test_b",),
+                 False, id="killed-by-matches-whole-node-ids-only"),
+    pytest.param(SURVIVED, False, (), FAILING, True, id="killed-by-is-irrelevant-to-a-survivor"),
+    pytest.param(UNTRUSTWORTHY, True, FAILING, (), False, id="untrustworthy-never-meets-caught"),
+    pytest.param(UNTRUSTWORTHY, False, (), (), False, id="untrustworthy-never-meets-survived"),
+    pytest.param(TIMEOUT, True, (), (), False, id="timeout-never-meets-caught"),
+    pytest.param(TIMEOUT, False, (), (), False, id="timeout-never-meets-survived"),
+]
+
+
+@pytest.mark.parametrize(("verdict", "expect_caught", "failing", "killed_by", "met"),
+                         EXPECTATIONS)
+def test_meets_expectation_pairs_verdicts_with_expect_caught_and_killed_by(
+    verdict: Verdict, expect_caught: bool, failing: tuple[str, ...],
+    killed_by: tuple[str, ...], met: bool,
+) -> None:
+    assert meets_expectation(verdict, expect_caught, failing, killed_by) is met
