@@ -2,18 +2,32 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
 from mutharness.environment import check_floors
-from mutharness.errors import ExitCode, Interrupted, MutharnessError, SpecError, SpecProblem
+from mutharness.errors import (
+    EnvironmentProblem,
+    ExitCode,
+    Interrupted,
+    MutharnessError,
+    SpecError,
+    SpecProblem,
+)
+
+if TYPE_CHECKING:
+    from mutharness.console import Console
+    from mutharness.workspace import SourceRepo
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 every mutation behaved as expected; 1 at least one did not; "
@@ -63,6 +77,25 @@ def main() -> None:
     """mutharness: do these tests catch these specific defects?"""
 
 
+def _open_repository() -> tuple[SourceRepo, Console]:
+    """Library floors checked, git resolved, and the repository around the current directory."""
+    from mutharness.console import Console
+    from mutharness.workspace import configure_git, enclosing_worktrees, open_source
+
+    check_floors()
+    _scrub_git_environment()
+    start = Path.cwd().resolve()
+    git_info = configure_git(os.environ.get("PATH", os.defpath), refuse=enclosing_worktrees(start))
+    return open_source(start, git_info), Console()
+
+
+def _fail(error: MutharnessError) -> NoReturn:
+    from mutharness.console import Console
+
+    Console().error(error)
+    sys.exit(error.exit_code)
+
+
 @main.command(epilog=EXIT_CODES_HELP)
 @click.argument("specs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--allow-dirty", is_flag=True,
@@ -70,6 +103,10 @@ def main() -> None:
 @click.option("--fail-fast", is_flag=True, help="Stop at the first unexpected result.")
 @click.option("--json", "json_path", type=click.Path(path_type=Path, dir_okay=False),
               help="Results file [default: .mutharness/results.json].")
+@click.option("--evidence", "evidence_dir", type=click.Path(path_type=Path, file_okay=False),
+              help="Also render Markdown evidence into this directory.")
+@click.option("--template-dir", type=click.Path(path_type=Path, file_okay=False, exists=True),
+              help="Templates that override the packaged ones (spec.md.j2, index.md.j2).")
 @click.option("--python", "python", type=click.Path(path_type=Path, dir_okay=False),
               help="Interpreter that runs the tests (e.g. a project venv) [default: this one].")
 @click.option("--lock-timeout", type=click.FloatRange(min=0), default=60.0, show_default=True,
@@ -84,10 +121,14 @@ def main() -> None:
               show_default=True, help="Timeout of each baseline run in seconds.")
 def verify(
     specs: tuple[Path, ...], allow_dirty: bool, fail_fast: bool, json_path: Path | None,
-    python: Path | None, lock_timeout: float, timeout_floor: float, timeout_factor: float,
+    evidence_dir: Path | None, template_dir: Path | None, python: Path | None,
+    lock_timeout: float, timeout_floor: float, timeout_factor: float,
     timeout_constant: float, baseline_timeout: float,
 ) -> None:
-    """Run each SPEC's mutations against its tests and report CAUGHT / SURVIVED."""
+    """Run each SPEC's mutations against its tests and report CAUGHT / SURVIVED.
+
+    A SPEC may be a directory: its *.json files are verified in name order.
+    """
     os.environ.setdefault("GIT_PYTHON_REFRESH", "quiet")  # a missing git is our error to report
     from mutharness.console import Console
 
@@ -110,7 +151,7 @@ def verify(
             timeout_factor=timeout_factor,
             timeout_constant_s=timeout_constant,
             baseline_timeout_s=baseline_timeout,
-            command=("mutharness", "verify", *(str(path) for path in specs)),
+            command=("mutharness", "verify", *(path.as_posix() for path in specs)),
         )
         with _terminate_as_interrupt():
             run = run_verify(settings, console, os.environ)
@@ -121,6 +162,109 @@ def verify(
         sys.exit(ExitCode.INTERRUPTED)
     except Interrupted as interrupted:
         sys.exit(128 + interrupted.signal_number)
-    results_path = str(settings.json_path or ".mutharness/results.json")
+    results_path = run.results_path or str(settings.json_path or ".mutharness/results.json")
+    if evidence_dir is not None:
+        from mutharness.evidence import write_evidence
+        from mutharness.report import to_json
+
+        written = write_evidence(to_json(run), evidence_dir, template_dir)
+        console.line(f"evidence: {len(written)} document(s) in {evidence_dir}", "bright_black")
     console.summary(run, results_path)
     sys.exit(run.exit_code())
+
+
+@main.command()
+@click.argument("results", type=click.Path(path_type=Path, dir_okay=False, exists=True))
+@click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False),
+              default=Path("evidence"), show_default=True, help="Directory to write into.")
+@click.option("--template-dir", type=click.Path(path_type=Path, file_okay=False, exists=True),
+              help="Templates that override the packaged ones (spec.md.j2, index.md.j2).")
+def render(results: Path, out_dir: Path, template_dir: Path | None) -> None:
+    """Re-render evidence from a saved RESULTS file; never reruns tests."""
+    from mutharness.console import Console
+    from mutharness.evidence import write_evidence
+
+    console = Console()
+    try:
+        document = json.loads(results.read_text(encoding="utf-8"))
+        written = write_evidence(document, out_dir, template_dir)
+    except (ValueError, KeyError, TypeError) as error:
+        _fail(EnvironmentProblem(f"{results} is not a mutharness results file: {error!r}"))
+    except MutharnessError as error:
+        _fail(error)
+    for path in written:
+        console.line(str(path))
+
+
+@main.command()
+@click.argument("specs", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--suggest", is_flag=True, help="Propose a repaired anchor for a drifted one.")
+def check(specs: tuple[Path, ...], suggest: bool) -> None:
+    """Static check of SPECs (default: every spec in specs/): schema and exactly-once anchors.
+
+    No tests run; every problem is listed at once. Fast enough for a pre-commit hook.
+    """
+    os.environ.setdefault("GIT_PYTHON_REFRESH", "quiet")
+    started = time.perf_counter()
+    try:
+        source, console = _open_repository()
+        from mutharness.check import check_specs
+        from mutharness.spec import load_specs
+
+        paths = _expand(specs or (source.root / "specs",))
+        loaded = load_specs(paths, [_display(path, source.root) for path in paths])
+        check_specs(loaded, source, suggest=suggest)
+    except MutharnessError as error:
+        _fail(error)
+    count = sum(len(spec.mutations) for spec in loaded)
+    console.line(
+        f"{len(loaded)} spec(s), {count} mutation(s): schema valid, every anchor occurs exactly "
+        f"once ({time.perf_counter() - started:.2f} s)", "green",
+    )
+
+
+def _display(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
+
+
+@main.command("evidence-check")
+@click.option("--evidence", "evidence_dir", type=click.Path(path_type=Path, file_okay=False),
+              help="Evidence directory [default: evidence/ at the repository root].")
+def evidence_check(evidence_dir: Path | None) -> None:
+    """Exit 1 when an evidence document is stale: a file it depends on changed since."""
+    os.environ.setdefault("GIT_PYTHON_REFRESH", "quiet")
+    try:
+        source, console = _open_repository()
+        from mutharness.staleness import check_evidence
+
+        directory = evidence_dir or source.root / "evidence"
+        if not directory.is_dir():
+            raise EnvironmentProblem(f"{directory} is not a directory of evidence")
+        verdicts = check_evidence(directory, source)
+    except MutharnessError as error:
+        _fail(error)
+    stale = [verdict for verdict in verdicts if verdict.is_stale]
+    for verdict in verdicts:
+        if verdict.problem:
+            console.line(f"{verdict.document}: UNREADABLE ({verdict.problem})", "red")
+        elif verdict.stale:
+            since = "an unknown number of" if verdict.commits_since is None else str(
+                verdict.commits_since
+            )
+            console.line(
+                f"{verdict.document}: STALE (measured at {verdict.commit[:12]}; {since} "
+                "commit(s) since touched the files below)", "red",
+            )
+            for item in verdict.stale:
+                state = "missing" if item.missing else "changed"
+                console.line(f"    {item.path} {state}", "red")
+        else:
+            console.line(f"{verdict.document}: fresh")
+    console.line(
+        f"{len(stale)} of {len(verdicts)} evidence document(s) stale",
+        "red" if stale else "green",
+    )
+    sys.exit(1 if stale else 0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import click
 
@@ -39,6 +40,14 @@ class Glyphs:
 def _label(name: str) -> str:
     flat = " ".join(name.split())
     return flat if len(flat) <= NAME_WIDTH else flat[: NAME_WIDTH - 3] + "..."
+
+
+def _shown(path: str) -> str:
+    """A path as the user can open it from here: relative below the current directory."""
+    try:
+        return Path(path).relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return path
 
 
 class Console:
@@ -100,6 +109,7 @@ class Console:
 
     def summary(self, run: RunResult, results_path: str) -> None:
         """The closing lines: all as expected, the unexpected ones, or why there is no verdict."""
+        results_path = _shown(results_path)
         results = run.mutation_results
         code = run.exit_code()
         if code in (ExitCode.INTERRUPTED, ExitCode.TERMINATED):

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
-from mutharness.anchors import AnchorMiss, Splice, locate, unified_diff
+from mutharness.anchors import Splice, locate, unified_diff
+from mutharness.check import check_specs
+from mutharness.digest import file_digest
 from mutharness.environment import tool_versions
 from mutharness.errors import (
     BaselineError,
@@ -16,8 +18,6 @@ from mutharness.errors import (
     Interrupted,
     MutharnessError,
     ShadowedImportError,
-    SpecError,
-    SpecProblem,
     WorkspaceError,
 )
 from mutharness.lock import repository_lock
@@ -26,10 +26,10 @@ from mutharness.runner import PytestRunner, ReportState, RunFacts, Runner, probe
 from mutharness.spec import Mutation, Spec, load_specs
 from mutharness.verdict import classify, meets_expectation
 from mutharness.workspace import (
-    REGULAR_MODES,
     SourceRepo,
     Workspace,
     configure_git,
+    enclosing_worktrees,
     open_source,
 )
 
@@ -73,51 +73,6 @@ def _display(path: Path, root: Path) -> str:
         return path.resolve().relative_to(root).as_posix()
     except ValueError:
         return str(path)
-
-
-def check_targets(
-    specs: Sequence[Spec], source: SourceRepo, included: Sequence[str] = ()
-) -> None:
-    """Every mutation targets a tracked regular file and its anchor occurs exactly once there.
-
-    `included` names uncommitted paths that --allow-dirty brings into the workspace.
-    """
-    tracked = source.tracked()
-    for path in included:
-        tracked.setdefault(path, "100644")
-    lowered = {path.lower(): path for path in tracked}
-    problems: list[SpecProblem] = []
-    for spec in specs:
-        for mutation in spec.mutations:
-            pointer = f"/mutations/{mutation.index}"
-            where = f"mutation {mutation.index} ({mutation.name[:60]!r}), file {mutation.file}"
-            mode = tracked.get(mutation.file)
-            if mode is None:
-                twin = lowered.get(mutation.file.lower())
-                hint = f" (the tracked path is {twin!r}: case differs)" if twin else ""
-                problems.append(SpecProblem(
-                    spec.path, f"{pointer}/file", f"{where}: not a file tracked at HEAD{hint}"
-                ))
-                continue
-            if mode not in REGULAR_MODES:
-                kind = {"120000": "a symlink", "160000": "a submodule"}.get(mode, f"mode {mode}")
-                problems.append(SpecProblem(
-                    spec.path, f"{pointer}/file", f"{where}: is {kind}, not a regular file"
-                ))
-                continue
-            target = source.root.joinpath(*mutation.file.split("/"))
-            if target.is_symlink() or not target.is_file():
-                problems.append(SpecProblem(
-                    spec.path, f"{pointer}/file", f"{where}: missing from the working tree"
-                ))
-                continue
-            found = locate(target.read_bytes(), mutation.anchor, mutation.replacement)
-            if isinstance(found, AnchorMiss):
-                problems.append(SpecProblem(
-                    spec.path, f"{pointer}/anchor", f"{where}: {found.describe()}"
-                ))
-    if problems:
-        raise SpecError(tuple(problems))
 
 
 def baseline_problem(spec: Spec, facts: RunFacts) -> str | None:
@@ -196,7 +151,32 @@ class _SpecRun:
     def _scratch(self, name: str) -> Path:
         return self.workspace.scratch(f"runs/{self.spec.id}/{name}")
 
+    def dependencies(self) -> dict[str, str]:
+        """Digests of the files the verdicts depend on: the spec, its targets, its tests."""
+        digests: dict[str, str] = {}
+        if not Path(self.spec.path).is_absolute():
+            digests[self.spec.path] = self.spec.digest
+        for mutation in self.spec.mutations:
+            digests[mutation.file] = file_digest(self.workspace.path(mutation.file).read_bytes())
+        for entry in self.spec.tests:
+            relative = entry.split("::", 1)[0].rstrip("/")
+            path = self.workspace.path(relative)
+            files = sorted(path.rglob("*")) if path.is_dir() else [path]
+            for file in files:
+                if file.is_file() and "__pycache__" not in file.parts:
+                    key = file.relative_to(self.workspace.root).as_posix()
+                    digests[key] = file_digest(file.read_bytes())
+        return digests
+
     def run(self, tracked: set[str]) -> SpecResult:
+        depends_on = self.dependencies()
+        source_commit = self.source.last_commit_touching(
+            path for path in depends_on if path in tracked
+        )
+        result = self._run(tracked)
+        return replace(result, depends_on=depends_on, source_commit=source_commit)
+
+    def _run(self, tracked: set[str]) -> SpecResult:
         spec = self.spec
         self.listener.baseline_started(spec)
         self.workspace.capture_reference()
@@ -212,10 +192,13 @@ class _SpecRun:
         else:
             return self._failed(baseline, BaselineError(spec.id, problem, baseline.failing_ids))
         drift = self.workspace.drift()
-        if drift:
+        altered = tuple(path for path in drift if path in tracked)
+        if altered:
             return self._failed(baseline, WorkspaceError(
-                f"spec {spec.id}: the baseline run changed workspace files", drift
+                f"spec {spec.id}: the baseline run changed tracked files", altered
             ))
+        if drift:  # only additions (a plugin's cache dir...): the post-baseline state is the
+            self.workspace.capture_reference()  # reference every restore returns to
         self.listener.baseline_finished(spec, baseline)
         timeout_s = self.settings.mutation_timeout(baseline.duration_s)
         results: list[MutationResult] = []
@@ -271,13 +254,13 @@ class _SpecRun:
 def verify(settings: Settings, listener: Listener, environ: Mapping[str, str]) -> RunResult:
     """Run every spec end to end and write the results file; raises before anything runs."""
     start = settings.start.resolve()
-    git_info = configure_git(environ.get("PATH", os.defpath), refuse=[start])
+    git_info = configure_git(environ.get("PATH", os.defpath), refuse=enclosing_worktrees(start))
     source = open_source(start, git_info)
     display = [_display(path, source.root) for path in settings.spec_paths]
     specs = load_specs(settings.spec_paths, display)
     changes = source.changes()
     included = tuple(entry[3:] for entry in changes) if settings.allow_dirty else ()
-    check_targets(specs, source, included)
+    check_specs(specs, source, included)
     if changes and not settings.allow_dirty:
         raise DirtyTreeError(changes)
     tracked = set(source.tracked()) | set(included)
@@ -288,8 +271,9 @@ def verify(settings: Settings, listener: Listener, environ: Mapping[str, str]) -
         interrupted: int | None = None
         spec_results: list[SpecResult] = []
         versions: dict[str, str] = {}
-        workspace = Workspace.create(source, included)
+        workspace: Workspace | None = None
         try:
+            workspace = Workspace.create(source, included)
             versions = probe_interpreter(settings.python, environ, workspace.scratch("probe"))
             runner = PytestRunner(
                 settings.python, dict(environ), workspace.scratch("pycache")
@@ -306,7 +290,8 @@ def verify(settings: Settings, listener: Listener, environ: Mapping[str, str]) -
         except Interrupted as signal_error:
             interrupted = signal_error.signal_number
         finally:
-            workspace.remove()
+            if workspace is not None:
+                workspace.remove()
         tool = {**tool_versions(), **versions, "git": git_info.version}
         run = RunResult(
             tool=tool, commit=source.head, dirty=bool(changes), dirty_changes=changes,
@@ -316,6 +301,7 @@ def verify(settings: Settings, listener: Listener, environ: Mapping[str, str]) -
                 "timeout_factor": settings.timeout_factor,
                 "timeout_constant_s": settings.timeout_constant_s,
             },
+            results_path=str(json_path),
         )
         write_results(run, json_path)
     return run

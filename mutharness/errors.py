@@ -44,14 +44,16 @@ class SpecProblem:
 class SpecError(MutharnessError):
     """Every problem found in every spec, reported together before anything runs."""
 
-    def __init__(self, problems: tuple[SpecProblem, ...]) -> None:
-        super().__init__(problems)
+    def __init__(self, problems: tuple[SpecProblem, ...], notes: tuple[str, ...] = ()) -> None:
+        super().__init__(problems, notes)
         self.problems = problems
+        self.notes = notes  # e.g. repaired anchors suggested by `check --suggest`
 
     def message(self) -> str:
         count = len(self.problems)
         lines = [f"{count} problem(s) in the spec(s); nothing was run:"]
         lines += [f"  {problem}" for problem in self.problems]
+        lines += [f"  {note}" for note in self.notes]
         return "\n".join(lines)
 
 

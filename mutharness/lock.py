@@ -53,7 +53,9 @@ def repository_lock(run_dir: Path, timeout_s: float) -> Iterator[None]:
             "host": socket.gethostname(),
             "started": datetime.now(UTC).isoformat(timespec="seconds"),
         }
-        holder_path.write_text(json.dumps(holder) + "\n", encoding="utf-8")
+        scratch = run_dir / f".{HOLDER_NAME}.{os.getpid()}"
+        scratch.write_text(json.dumps(holder) + "\n", encoding="utf-8")
+        os.replace(scratch, holder_path)  # a waiting run never reads half a record
         yield
     finally:
         holder_path.unlink(missing_ok=True)

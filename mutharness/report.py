@@ -42,6 +42,8 @@ class SpecResult:
     timeout_s: float
     mutations: tuple[MutationResult, ...] = ()
     error: str = ""
+    depends_on: Mapping[str, str] = field(default_factory=dict)  # path -> sha256 of its bytes
+    source_commit: str = ""  # the newest commit that touched any of `depends_on`
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,7 @@ class RunResult:
     specs: tuple[SpecResult, ...]
     interrupted: int | None = None  # the signal number, when a signal stopped the run
     settings: Mapping[str, Any] = field(default_factory=dict)
+    results_path: str = ""  # where the results file was written (absolute); not in the file
 
     @property
     def mutation_results(self) -> tuple[MutationResult, ...]:
@@ -124,6 +127,8 @@ def _spec(result: SpecResult) -> dict[str, Any]:
         "tests": list(spec.tests),
         "expect_baseline_pass": spec.expect_baseline_pass,
         "error": result.error,
+        "source_commit": result.source_commit,
+        "depends_on": dict(sorted(result.depends_on.items())),
         "timeout_s": result.timeout_s,
         "baseline": None if baseline is None else {
             **_facts(baseline),

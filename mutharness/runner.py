@@ -218,7 +218,7 @@ def probe_interpreter(python: str, environ: Mapping[str, str], scratch: Path) ->
         "import json, platform, sys\n"
         "from importlib.metadata import version\n"
         "out = {'python': platform.python_version(), 'implementation': "
-        "platform.python_implementation()}\n"
+        "platform.python_implementation(), 'python_executable': sys.executable}\n"
         "for name in ('pytest', 'pytest-json-report'):\n"
         "    try: out[name] = version(name)\n"
         "    except Exception: out[name] = ''\n"

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import stat
 import sys
 import tempfile
-from collections.abc import Callable, Iterable
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import git
 
 from mutharness.digest import changed_paths, tree_digest
 from mutharness.errors import GitError, WorkspaceError
@@ -37,7 +38,8 @@ def find_git(path_env: str, refuse: Iterable[Path] = ()) -> Path | None:
             continue
         directory = Path(entry)
         try:
-            if directory.resolve() in refused:
+            resolved = directory.resolve()
+            if any(resolved.is_relative_to(bad) for bad in refused):  # the repo or below
                 continue
         except OSError:
             continue
@@ -49,13 +51,23 @@ def find_git(path_env: str, refuse: Iterable[Path] = ()) -> Path | None:
 
 
 def parse_git_version(text: str) -> tuple[int, ...]:
-    """`git version 2.39.5.windows.1` -> (2, 39, 5)."""
+    """`git version 2.39.5.windows.1` -> (2, 39, 5); `2.39.3 (Apple Git-146)` -> (2, 39, 3)."""
     numbers: list[int] = []
-    for part in text.split()[-1].split("."):
+    word = next((word for word in text.split() if word[:1].isdigit()), "")
+    for part in word.split("."):
         if not part.isdigit():
             break
         numbers.append(int(part))
     return tuple(numbers)
+
+
+def enclosing_worktrees(start: Path) -> tuple[Path, ...]:
+    """`start` and every parent holding a `.git`: directories whose files must never run as git."""
+    found = [start]
+    for directory in (start, *start.parents):
+        if (directory / ".git").exists():
+            found.append(directory)
+    return tuple(found)
 
 
 @dataclass(frozen=True)
@@ -66,11 +78,27 @@ class GitInfo:
     version: str
 
 
+def _point_gitpython_at(executable: str) -> None:
+    """Make GitPython's import-time `git version` run `executable`, not a PATH search.
+
+    Importing GitPython runs git at once, found by a PATH search when nothing says otherwise:
+    with `.` or an empty entry on PATH, that is a `git` planted in the repository. So GitPython
+    is imported only here, lazily, after git has been resolved to an absolute path.
+    """
+    os.environ["GIT_PYTHON_GIT_EXECUTABLE"] = executable
+    os.environ.setdefault("GIT_PYTHON_REFRESH", "quiet")
+
+
 def configure_git(path_env: str, refuse: Iterable[Path] = ()) -> GitInfo:
     """Resolve git to an absolute path once, point GitPython at it, and check its version."""
     found = find_git(path_env, refuse)
     if found is None:
         raise GitError("git was not found on PATH", remedy="install git 2.30 or newer")
+    _point_gitpython_at(str(found))
+    try:
+        import git  # only now: see _point_gitpython_at
+    except ImportError as error:
+        raise GitError(f"git at {found} does not run", str(error)) from None
     try:
         git.refresh(str(found))
         output = git.Git().execute([str(found), "version"])
@@ -86,13 +114,57 @@ def configure_git(path_env: str, refuse: Iterable[Path] = ()) -> GitInfo:
     return GitInfo(str(found), ".".join(map(str, version)))
 
 
-def _run(git_info: GitInfo, cwd: Path, args: list[str], **kwargs: Any) -> str:
-    """Run git with fixed argv (no shell, no hooks) in `cwd`, returning stdout."""
-    hooks_off = ["-c", f"core.hooksPath={os.devnull}"]
+_DEFERRED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Hold Ctrl-C and SIGTERM until the git command in this block has ended, then deliver them.
+
+    GitPython neither kills nor waits for its child when an exception interrupts it: a signal
+    that lands mid-command would let the workspace be deleted under a still-running git (and
+    the harness exit, leaving that git behind). git commands are short and local, and on a
+    terminal Ctrl-C reaches git too, so holding the signal for one command costs little.
+    Only the main thread can set handlers; elsewhere this does nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending: list[int] = []
+
+    def hold(signal_number: int, _frame: object) -> None:
+        pending.append(signal_number)
+
+    previous = {number: signal.signal(number, hold) for number in _DEFERRED_SIGNALS}
     try:
-        return str(
-            git.Git(str(cwd)).execute([git_info.path, *hooks_off, *args], **kwargs)
-        )
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, signal.SIG_DFL if handler is None else handler)
+        if pending:
+            signal.raise_signal(pending[0])  # the handler in force before runs now
+
+
+def _run(git_info: GitInfo, cwd: Path, args: list[str], **kwargs: Any) -> str:
+    """Run git with fixed argv (no shell, no hooks) in `cwd`, returning stdout.
+
+    `--no-optional-locks` keeps read-only commands read-only: without it `git status` in the
+    user's repository refreshes and rewrites `.git/index` whenever a file's stat data changed.
+    Hooks and fsmonitor are switched off for every call, whatever the repository or the user's
+    global configuration says.
+    """
+    safety = [
+        "--no-optional-locks",
+        "-c", f"core.hooksPath={os.devnull}",
+        "-c", "core.fsmonitor=false",  # a configured fsmonitor is a program `git status` runs
+    ]
+    _point_gitpython_at(git_info.path)
+    import git  # only now: see _point_gitpython_at
+
+    try:
+        with _signals_deferred():
+            output = git.Git(str(cwd)).execute([git_info.path, *safety, *args], **kwargs)
+        return str(output)
     except git.GitCommandError as error:
         stderr = str(error.stderr or "")
         if "dubious ownership" in stderr:
@@ -157,6 +229,24 @@ class SourceRepo:
                 meta, path = entry.split("\t", 1)
                 modes[path] = meta.split()[0]
         return modes
+
+    def last_commit_touching(self, paths: Iterable[str]) -> str:
+        """The newest commit at or before HEAD that changed any of `paths` (HEAD if none did)."""
+        wanted = sorted(set(paths))
+        if not wanted:
+            return self.head
+        found = _run(self.git, self.root, ["log", "-1", "--format=%H", "HEAD", "--", *wanted])
+        return found.strip() or self.head
+
+    def commits_touching_since(self, commit: str, paths: Iterable[str]) -> int | None:
+        """How many commits after `commit` up to HEAD changed any of `paths` (None: unknown)."""
+        try:
+            counted = _run(self.git, self.root, [
+                "rev-list", "--count", f"{commit}..HEAD", "--", *sorted(set(paths)),
+            ])
+        except GitError:
+            return None
+        return int(counted.strip() or 0)
 
     def eol_config(self) -> tuple[str, ...]:
         """`-c key=value` pairs for the EOL settings in force here, for the workspace checkout."""

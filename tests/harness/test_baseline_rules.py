@@ -1,0 +1,84 @@
+"""engine.baseline_problem: a baseline is green, complete and at the spec's count, or refused."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mutharness.engine import Settings, baseline_problem
+from mutharness.runner import ReportState, RunFacts, TestOutcome
+from mutharness.spec import Mutation, Spec
+
+IDS = tuple(f"tests/test_calc.py::test_{name}" for name in "abcd")
+SPEC = Spec(
+    id="calc", path="specs/calc.json", digest="0" * 64, tests=("tests/test_calc.py",),
+    expect_baseline_pass=4,
+    mutations=(Mutation(0, "m", "src/calc.py", "a", "b", True, ()),), runner="pytest",
+)
+
+
+def outcomes(*kinds: str) -> tuple[TestOutcome, ...]:
+    return tuple(TestOutcome(nodeid, kind, 0.01) for nodeid, kind in zip(IDS, kinds, strict=False))
+
+
+def facts(**changes: Any) -> RunFacts:
+    base = RunFacts(
+        exit_status=0, signal=None, timed_out=False, timeout_s=900.0, duration_s=0.5,
+        report=ReportState.OK, pytest_exit=0, outcomes=outcomes(*["passed"] * 4),
+        collection_errors=(), imported={}, sys_path=(), log_path="pytest.log",
+    )
+    return dataclasses.replace(base, **changes)
+
+
+def test_a_green_complete_baseline_at_the_expected_count_is_accepted() -> None:
+    assert baseline_problem(SPEC, facts()) is None
+
+
+@pytest.mark.parametrize(
+    ("changes", "phrase"),
+    [
+        pytest.param({"timed_out": True}, "timed out after 900", id="timeout"),
+        pytest.param({"signal": 9, "exit_status": -9}, "signal 9", id="signal"),
+        pytest.param({"report": ReportState.MISSING}, "no trustworthy report (missing",
+                     id="no-report"),
+        pytest.param({"collection_errors": ("tests/test_calc.py",)}, "collection errors",
+                     id="collection-error"),
+        pytest.param({"exit_status": 1, "outcomes": outcomes("passed", "failed", "passed",
+                                                             "passed")},
+                     "not green: pytest exit status 1 (pass=3 fail=1 tests=4)", id="red"),
+        pytest.param({"outcomes": outcomes("passed", "skipped", "passed", "passed")},
+                     "1 test(s) skipped or xfailed", id="skip"),
+        pytest.param({"outcomes": outcomes("passed", "xfailed", "passed", "passed")},
+                     "1 test(s) skipped or xfailed", id="xfail"),
+        pytest.param({"outcomes": outcomes("passed", "passed", "passed")},
+                     "baseline pass=3 but the spec expects 4", id="count-drifted-down"),
+    ],
+)
+def test_a_baseline_that_is_not_green_complete_and_counted_is_refused(
+    changes: dict[str, Any], phrase: str
+) -> None:
+    problem = baseline_problem(SPEC, facts(**changes))
+    assert problem is not None
+    assert phrase in problem
+
+
+def test_more_passing_tests_than_expected_is_refused_too() -> None:
+    spec = dataclasses.replace(SPEC, expect_baseline_pass=3)
+    problem = baseline_problem(spec, facts())
+    assert problem is not None
+    assert "baseline pass=4 but the spec expects 3" in problem
+
+
+@pytest.mark.parametrize(
+    ("baseline_s", "expected"),
+    [(0.1, 20.0), (5.0, 25.0), (100.0, 310.0)],
+    ids=["floor-wins", "scaled-wins", "slow-suite"],
+)
+def test_the_mutation_timeout_is_the_floor_or_factor_times_baseline_plus_constant(
+    baseline_s: float, expected: float
+) -> None:
+    settings = Settings(spec_paths=(), start=Path("."), python="python")
+    assert settings.mutation_timeout(baseline_s) == expected
