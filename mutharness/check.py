@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
-from mutharness.anchors import AnchorMiss, locate
+from mutharness.anchors import AnchorMiss, Splice, locate
 from mutharness.errors import SpecError, SpecProblem
-from mutharness.spec import Mutation, Spec
+from mutharness.spec import Mutation, Spec, load_specs
 from mutharness.workspace import REGULAR_MODES, SourceRepo
 
 
@@ -22,9 +24,10 @@ class Suggestion:
     anchor: str
 
     def note(self) -> str:
-        """The suggestion as a line for the terminal."""
+        """The suggestion as a line for the terminal; the anchor is a JSON string to paste."""
         where = f"{self.spec_path}#{self.pointer}"
-        return f"{where}: suggested anchor (text now at line {self.line}): {self.anchor!r}"
+        anchor = json.dumps(self.anchor, ensure_ascii=False)
+        return f"{where}: suggested anchor (text now at line {self.line}): {anchor}"
 
 
 def repaired_anchor(data: bytes, anchor: str) -> tuple[int, str] | None:
@@ -43,7 +46,12 @@ def repaired_anchor(data: bytes, anchor: str) -> tuple[int, str] | None:
     start = match.start()
     if anchor[:1] not in (" ", "\t"):  # the anchor began mid-line: don't swallow indentation
         start += len(match.group()) - len(match.group().lstrip(" \t"))
-    return text.count("\n", 0, start) + 1, text[start : match.end()]
+    found = text[start : match.end()]
+    # LF first: locate reads it as CRLF in a CRLF file, so it works on either kind of checkout.
+    for repaired in dict.fromkeys((found.replace("\r\n", "\n"), found)):
+        if isinstance(locate(data, repaired, ""), Splice):  # must itself occur exactly once
+            return text.count("\n", 0, start) + 1, repaired
+    return None
 
 
 def _check_mutation(
@@ -98,3 +106,37 @@ def check_specs(
             suggestions += suggested
     if problems:
         raise SpecError(tuple(problems), tuple(suggestion.note() for suggestion in suggestions))
+
+
+def check_spec_files(
+    paths: Sequence[Path], display: Sequence[str], source: SourceRepo, suggest: bool = False,
+) -> tuple[Spec, ...]:
+    """`mutharness check`: every spec's schema, then every valid spec's anchors, on the
+    working tree (uncommitted files included, as a pre-commit hook sees them).
+
+    Raises one SpecError listing every problem in every file; returns the specs otherwise.
+    """
+    specs: list[Spec] = []
+    problems: list[SpecProblem] = []
+    seen: dict[str, str] = {}
+    for path, name in zip(paths, display, strict=True):
+        try:
+            [spec] = load_specs([path], [name])
+        except SpecError as error:
+            problems += error.problems
+            continue
+        if spec.id in seen:
+            problems.append(SpecProblem(name, "", f"has the same id as {seen[spec.id]}"))
+            continue
+        seen[spec.id] = name
+        specs.append(spec)
+    included = tuple(entry[3:] for entry in source.changes())
+    notes: tuple[str, ...] = ()
+    try:
+        check_specs(specs, source, included, suggest)
+    except SpecError as error:
+        problems += error.problems
+        notes = error.notes
+    if problems:
+        raise SpecError(tuple(problems), notes)
+    return tuple(specs)

@@ -153,6 +153,10 @@ def verify(
             baseline_timeout_s=baseline_timeout,
             command=("mutharness", "verify", *(path.as_posix() for path in specs)),
         )
+        if evidence_dir is not None:  # a broken override template fails before any test runs
+            from mutharness.evidence import load_templates
+
+            load_templates(template_dir)
         with _terminate_as_interrupt():
             run = run_verify(settings, console, os.environ)
     except MutharnessError as error:
@@ -163,11 +167,18 @@ def verify(
     except Interrupted as interrupted:
         sys.exit(128 + interrupted.signal_number)
     results_path = run.results_path or str(settings.json_path or ".mutharness/results.json")
-    if evidence_dir is not None:
+    if evidence_dir is not None and run.interrupted is not None:
+        console.line("evidence: not written (the run was interrupted: its results are partial)",
+                     "yellow")
+    elif evidence_dir is not None:
         from mutharness.evidence import write_evidence
         from mutharness.report import to_json
 
-        written = write_evidence(to_json(run), evidence_dir, template_dir)
+        try:
+            written = write_evidence(to_json(run), evidence_dir, template_dir)
+        except MutharnessError as error:
+            console.summary(run, results_path)
+            _fail(error)
         console.line(f"evidence: {len(written)} document(s) in {evidence_dir}", "bright_black")
     console.summary(run, results_path)
     sys.exit(run.exit_code())
@@ -182,14 +193,19 @@ def verify(
 def render(results: Path, out_dir: Path, template_dir: Path | None) -> None:
     """Re-render evidence from a saved RESULTS file; never reruns tests."""
     from mutharness.console import Console
-    from mutharness.evidence import write_evidence
+    from mutharness.evidence import results_problem, write_evidence
 
     console = Console()
     try:
-        document = json.loads(results.read_text(encoding="utf-8"))
+        try:
+            document = json.loads(results.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            raise EnvironmentProblem(
+                f"{results} is not a mutharness results file: {error}"
+            ) from None
+        if (problem := results_problem(document)) is not None:
+            raise EnvironmentProblem(f"{results} is not a mutharness results file: {problem}")
         written = write_evidence(document, out_dir, template_dir)
-    except (ValueError, KeyError, TypeError) as error:
-        _fail(EnvironmentProblem(f"{results} is not a mutharness results file: {error!r}"))
     except MutharnessError as error:
         _fail(error)
     for path in written:
@@ -208,12 +224,11 @@ def check(specs: tuple[Path, ...], suggest: bool) -> None:
     started = time.perf_counter()
     try:
         source, console = _open_repository()
-        from mutharness.check import check_specs
-        from mutharness.spec import load_specs
+        from mutharness.check import check_spec_files
 
         paths = _expand(specs or (source.root / "specs",))
-        loaded = load_specs(paths, [_display(path, source.root) for path in paths])
-        check_specs(loaded, source, suggest=suggest)
+        display = [_display(path, source.root) for path in paths]
+        loaded = check_spec_files(paths, display, source, suggest)
     except MutharnessError as error:
         _fail(error)
     count = sum(len(spec.mutations) for spec in loaded)
@@ -251,12 +266,14 @@ def evidence_check(evidence_dir: Path | None) -> None:
         if verdict.problem:
             console.line(f"{verdict.document}: UNREADABLE ({verdict.problem})", "red")
         elif verdict.stale:
-            since = "an unknown number of" if verdict.commits_since is None else str(
-                verdict.commits_since
-            )
+            if verdict.commits_since == 0:
+                since = "the files below differ from it in the working tree, not yet committed"
+            else:
+                count = verdict.commits_since
+                number = "an unknown number of" if count is None else str(count)
+                since = f"{number} commit(s) since touched these files"
             console.line(
-                f"{verdict.document}: STALE (measured at {verdict.commit[:12]}; {since} "
-                "commit(s) since touched the files below)", "red",
+                f"{verdict.document}: STALE (measured at {verdict.commit[:12]}; {since})", "red"
             )
             for item in verdict.stale:
                 state = "missing" if item.missing else "changed"

@@ -122,21 +122,29 @@ class Console:
         if code is ExitCode.OK:
             self.line(f"all {len(results)} mutation(s) behaved as expected; tree clean", "green")
             return
+        unexpected = [r for r in results if not r.as_expected and r.verdict.is_evidence]
         if code is ExitCode.NO_VERDICT:
             broken = [spec for spec in run.specs if spec.error]
             doubtful = [r for r in results if not r.verdict.is_evidence]
             self.line("no trustworthy verdict:", "red")
             for spec in broken:
-                self.line(f"  spec {spec.spec.id}: {spec.error.splitlines()[0]}", "red")
+                first = spec.error.splitlines()[0]
+                prefix = f"spec {spec.spec.id}: "
+                self.line(f"  {prefix}{first.removeprefix(prefix)}", "red")
             for result in doubtful:
                 self.line(
                     f"  {_label(result.mutation.name)}: {result.verdict.value} ({result.reason})",
                     "red",
                 )
+            if unexpected:
+                self._unexpected(unexpected, len(results), "also, ")
             return
-        unexpected = [r for r in results if not r.as_expected]
+        self._unexpected(unexpected, len(results))
+
+    def _unexpected(self, unexpected: list[MutationResult], total: int, lead: str = "") -> None:
+        """The mutations whose trustworthy verdict is not the one their spec expects, and hints."""
         self.line(
-            f"{len(unexpected)} of {len(results)} mutation(s) did NOT behave as expected:", "red"
+            f"{lead}{len(unexpected)} of {total} mutation(s) did NOT behave as expected:", "red"
         )
         for result in unexpected:
             wanted = "CAUGHT" if result.mutation.expect_caught else "SURVIVED"

@@ -78,19 +78,21 @@ def _display(path: Path, root: Path) -> str:
 def baseline_problem(spec: Spec, facts: RunFacts) -> str | None:
     """Why a baseline is not green, complete and at the spec's count (None when it is)."""
     counts = f"pass={facts.passed} fail={facts.failed} tests={len(facts.outcomes)}"
+    said = f"; pytest said: {facts.said()}" if facts.said() else ""
     if facts.timed_out:
         return f"timed out after {facts.timeout_s:g} s"
     if facts.signal is not None:
         return f"pytest was killed by signal {facts.signal}"
     if facts.report is not ReportState.OK:
         return (
-            f"no trustworthy report ({facts.report.value}, exit status {facts.exit_status}); "
-            f"see {facts.log_path}"
+            f"no trustworthy report ({facts.report.value}, exit status {facts.exit_status})"
+            f"{said}"
         )
     if facts.collection_errors:
-        return f"collection errors in {', '.join(facts.collection_errors)} ({counts})"
+        return f"collection errors in {', '.join(facts.collection_errors)} ({counts}){said}"
     if facts.exit_status != 0 or facts.failed:
-        return f"not green: pytest exit status {facts.exit_status} ({counts})"
+        extra = said if facts.exit_status not in (0, 1) else ""
+        return f"not green: pytest exit status {facts.exit_status} ({counts}){extra}"
     others = len(facts.outcomes) - facts.passed
     if others:
         return f"not complete: {others} test(s) skipped or xfailed ({counts})"

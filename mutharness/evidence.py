@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import secrets
+import shlex
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -11,37 +14,102 @@ from urllib.parse import quote
 import jinja2
 
 from mutharness.errors import EnvironmentProblem
-from mutharness.report import write_atomic
 
 INDEX = "index.md"
+TEMPLATES = ("spec.md.j2", "index.md.j2")
+RESULTS_SCHEMA = 1  # the `schema` of report.to_json that these templates read
+MAX_CELL_CHARS = 500
+_RUN_KEYS = ("tool", "commit", "dirty", "dirty_changes", "command", "exit_code", "interrupted",
+             "specs")
+_SPEC_KEYS = ("id", "path", "tests", "expect_baseline_pass", "error", "source_commit",
+              "depends_on", "timeout_s", "baseline", "mutations")
 _MARKDOWN_SPECIALS = re.compile(r"([\\`*_\[\]|~])")
 _BACKTICK_RUN = re.compile(r"`+")
-MAX_CELL_CHARS = 500
+_AUTOLINK = re.compile(r"(?i)(?<=[a-z])://|\bwww\.")  # GFM turns these into live links
+_CODE_UNSAFE = frozenset("<>")  # literal in a code span, but raw HTML to a naive reader
+# An absolute POSIX or Windows path with at least one directory: it names a machine, not a fact.
+_ABSOLUTE_PATH = re.compile(
+    r"(?<![\w.~/:\\])(?:[A-Za-z]:[\\/]|/)(?:[^\s\\/]+[\\/])+([^\s\\/]*[^\s\\/.,;:)'\"])"
+)
 
 
-def escape_markdown(value: object) -> str:
-    """Text that renders as itself in Markdown and HTML: no markup, links, mentions or breaks."""
+def escape_markdown(value: object, limit: int | None = None) -> str:
+    """Text that renders as itself in Markdown and HTML: no markup, links, mentions or breaks.
+
+    With `limit`, text longer than that many characters is cut, ending in `...`.
+    """
     text = " ".join(str(value).split())
-    if len(text) > MAX_CELL_CHARS:
-        text = text[: MAX_CELL_CHARS - 3] + "..."
+    if limit is not None and len(text) > limit:
+        text = text[: limit - 3] + "..."
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _MARKDOWN_SPECIALS.sub(r"\\\1", text)
-    return text.replace("@", "&#64;")
+    text = text.replace("#", "&#35;").replace("@", "&#64;")  # no issue link, no mention
+    return _AUTOLINK.sub(lambda match: match.group().replace(".", "&#46;").replace(":", "&#58;"),
+                         text)
+
+
+def without_absolute_paths(value: object) -> str:
+    """`value` with every absolute path cut down to `.../<its last component>`."""
+    return _ABSOLUTE_PATH.sub(lambda match: ".../" + match.group(1), str(value))
+
+
+def table_cell(value: object) -> str:
+    """Escaped text for a table cell, at most MAX_CELL_CHARS long."""
+    return escape_markdown(value, MAX_CELL_CHARS)
+
+
+def plain(value: object) -> str:
+    """Escaped text from the facts (an error, a reason) with no machine-specific paths."""
+    return escape_markdown(without_absolute_paths(value))
 
 
 def code_span(value: object) -> str:
-    """Content for a `code span` inside a table cell: one line, no backtick, pipes escaped."""
-    return " ".join(str(value).split()).replace("`", "'").replace("|", "\\|")
+    """A complete inline code span for a table cell: one line, every character kept.
+
+    The delimiter is longer than any backtick run inside; `|` is escaped for GFM tables. Text
+    with `<` or `>` becomes escaped text in a <code> element, so no raw markup appears.
+    """
+    text = " ".join(str(value).split())
+    if _CODE_UNSAFE.intersection(text):
+        return f"<code>{table_cell(text)}</code>"
+    text = text.replace("|", "\\|")
+    longest = max((len(run) for run in _BACKTICK_RUN.findall(text)), default=0)
+    if not longest:
+        return f"`{text}`"
+    marker = "`" * (longest + 1)
+    return f"{marker} {text} {marker}"
+
+
+def shell_word(value: object) -> str:
+    """One word of a POSIX shell command line, quoted when it needs to be."""
+    return shlex.quote(str(value))
 
 
 def fence(value: object, language: str = "") -> str:
-    """A fenced block whose fence is longer than any backtick run in the content."""
-    text = str(value)
+    """A fenced block whose fence is longer than any backtick run in the content.
+
+    CRLF becomes LF and a lone CR shows as U+240D, so that a document has one kind of line
+    ending and the content keeps its lines.
+    """
+    text = str(value).replace("\r\n", "\n").replace("\r", "\u240d")
     if not text.endswith("\n"):
         text += "\n"
     longest = max((len(run) for run in _BACKTICK_RUN.findall(text)), default=0)
     marker = "`" * max(3, longest + 1)
     return f"{marker}{language}\n{text}{marker}"
+
+
+def sha256sum_line(path: str, digest: str) -> str:
+    """One line of `sha256sum` output (the GNU escaping of `\\`, LF and CR in names)."""
+    if any(char in path for char in "\\\n\r"):
+        escaped = path.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
+        return f"\\{digest}  {escaped}"
+    return f"{digest}  {path}"
+
+
+def sha256sum(digests: Mapping[str, str]) -> str:
+    """`sha256sum` output for path -> digest, in code point order of the paths."""
+    return "".join(sha256sum_line(path, digests[path]) + "\n" for path in sorted(digests))
 
 
 def link_target(value: object) -> str:
@@ -61,10 +129,77 @@ def environment(template_dir: Path | None = None) -> jinja2.Environment:
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
-        autoescape=False,  # the output is Markdown; every spec-derived value goes through `md`
+        autoescape=False,  # the output is Markdown; every spec-derived value goes through a filter
     )
-    env.filters.update(md=escape_markdown, code=code_span, fence=fence, link=link_target)
+    env.filters.update(
+        md=escape_markdown, cell=table_cell, plain=plain, code=code_span, fence=fence,
+        link=link_target, shell=shell_word, sha256sum=sha256sum,
+        machine_free=without_absolute_paths,
+    )
     return env
+
+
+def _template_problem(name: str, error: Exception) -> EnvironmentProblem:
+    """A clear error naming the template that cannot be compiled (and the line)."""
+    where = name
+    if isinstance(error, jinja2.TemplateSyntaxError):
+        where = f"{name} ({error.filename or name}, line {error.lineno})"
+    if isinstance(error, UnicodeDecodeError):
+        return EnvironmentProblem(f"the evidence template {where} is not UTF-8 text: {error}")
+    return EnvironmentProblem(
+        f"the evidence template {where} is broken: {type(error).__name__}: {error}",
+        remedy="fix or remove the override in --template-dir (the packaged template is used "
+        "for any file it does not hold)",
+    )
+
+
+def _render_problem(name: str, error: Exception) -> EnvironmentProblem:
+    """A clear error for a template that compiled but failed on these facts."""
+    return EnvironmentProblem(
+        f"rendering the evidence template {name} failed: {type(error).__name__}: {error}",
+        remedy="the template reads a fact this results file does not hold: an override in "
+        "--template-dir is broken, or the results file is not one this mutharness wrote",
+    )
+
+
+def load_templates(template_dir: Path | None = None) -> dict[str, jinja2.Template]:
+    """Every template, compiled: a broken override fails here, before anything runs."""
+    env = environment(template_dir)
+    templates: dict[str, jinja2.Template] = {}
+    for name in TEMPLATES:
+        try:
+            templates[name] = env.get_template(name)
+        except (jinja2.TemplateError, UnicodeDecodeError, OSError) as error:
+            raise _template_problem(name, error) from None
+    return templates
+
+
+def results_problem(run: object) -> str | None:
+    """Why `run` is not a results document these templates can render (None when it is)."""
+    if not isinstance(run, Mapping):
+        return f"it holds a JSON {type(run).__name__}, not an object"
+    if run.get("schema") != RESULTS_SCHEMA:
+        return f"its schema is {run.get('schema')!r}; this mutharness renders {RESULTS_SCHEMA}"
+    missing = [key for key in _RUN_KEYS if key not in run]
+    if missing:
+        return f"it lacks {', '.join(missing)}"
+    specs = run["specs"]
+    if not isinstance(specs, list) or not all(isinstance(spec, Mapping) for spec in specs):
+        return "its specs are not a list of objects"
+    names: dict[str, str] = {INDEX: "the index"}
+    for spec in specs:
+        if missing := [key for key in _SPEC_KEYS if key not in spec]:
+            return f"a spec lacks {', '.join(missing)}"
+        spec_id = spec.get("id")
+        if not isinstance(spec_id, str) or not spec_id or spec_id in (".", "..") or any(
+            char in spec_id for char in "/\\\0"
+        ):
+            return f"a spec id {spec_id!r} is not a plain file name"
+        key = f"{spec_id}.md".lower()  # case-insensitive file systems make these one file
+        if key in names:
+            return f"spec {spec_id!r} would be written to the same file as {names[key]}"
+        names[key] = f"spec {spec_id!r}"
+    return None
 
 
 def _tidy(text: str) -> str:
@@ -76,31 +211,58 @@ def render_documents(
     run: Mapping[str, Any], existing: tuple[str, ...] = (), template_dir: Path | None = None
 ) -> dict[str, str]:
     """File name -> Markdown for every spec in the results, plus the index."""
-    env = environment(template_dir)
+    problem = results_problem(run)
+    if problem is not None:
+        raise EnvironmentProblem(f"not a mutharness results document: {problem}")
+    templates = load_templates(template_dir)
     ids = {spec["id"] for spec in run["specs"]}
     others = sorted(name for name in existing if name not in ids)
+    documents: dict[str, str] = {}
+    name = TEMPLATES[0]
     try:
-        spec_template = env.get_template("spec.md.j2")
-        documents = {
-            f"{spec['id']}.md": _tidy(spec_template.render(run=run, spec=spec))
-            for spec in run["specs"]
-        }
-        documents[INDEX] = _tidy(env.get_template("index.md.j2").render(run=run, others=others))
-    except jinja2.TemplateError as error:
-        raise EnvironmentProblem(f"an evidence template failed: {error}") from None
+        for spec in run["specs"]:
+            documents[f"{spec['id']}.md"] = _tidy(templates[name].render(run=run, spec=spec))
+        name = TEMPLATES[1]
+        documents[INDEX] = _tidy(templates[name].render(run=run, others=others))
+    except (jinja2.TemplateError, TypeError, ValueError, KeyError, AttributeError) as error:
+        raise _render_problem(name, error) from None
     return documents
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Replace `path` whole via a sibling temporary file; a new file's mode follows the umask."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
+                     0o666)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(text.encode("utf-8"))
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
 
 
 def write_evidence(
     run: Mapping[str, Any], out_dir: Path, template_dir: Path | None = None
 ) -> tuple[Path, ...]:
-    """Render and atomically write `<spec-id>.md` per spec and `index.md` into `out_dir`."""
+    """Render, then atomically write `<spec-id>.md` per spec and `index.md` into `out_dir`.
+
+    Everything is rendered before the first write, so a template error writes nothing.
+    """
     existing = tuple(
         sorted(path.stem for path in out_dir.glob("*.md") if path.name != INDEX)
     ) if out_dir.is_dir() else ()
-    written: list[Path] = []
-    for name, text in render_documents(run, existing, template_dir).items():
-        path = out_dir / name
-        write_atomic(path, text)
-        written.append(path)
+    documents = render_documents(run, existing, template_dir)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        written: list[Path] = []
+        for name, text in documents.items():
+            path = out_dir / name
+            write_atomic(path, text)
+            written.append(path)
+    except OSError as error:
+        raise EnvironmentProblem(
+            f"cannot write evidence into {out_dir}: {error.strerror or error}"
+        ) from None
     return tuple(written)

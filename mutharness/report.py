@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from mutharness.errors import ExitCode
-from mutharness.runner import RunFacts
+from mutharness.runner import ReportState, RunFacts
 from mutharness.spec import Mutation, Spec
 from mutharness.verdict import Verdict
 
@@ -80,7 +80,7 @@ class RunResult:
 
 
 def _facts(facts: RunFacts) -> dict[str, Any]:
-    return {
+    document: dict[str, Any] = {
         "exit_status": facts.exit_status,
         "signal": facts.signal,
         "timed_out": facts.timed_out,
@@ -94,6 +94,12 @@ def _facts(facts: RunFacts) -> dict[str, Any]:
         "failing": list(facts.failing_ids),
         "collection_errors": list(facts.collection_errors),
     }
+    if (
+        facts.report is not ReportState.OK or facts.timed_out or facts.collection_errors
+        or facts.exit_status not in (0, 1)
+    ):  # a run that went wrong: keep pytest's own last words
+        document["log_tail"] = facts.log_tail
+    return document
 
 
 def _mutation(result: MutationResult) -> dict[str, Any]:

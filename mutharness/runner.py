@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import time
 from collections.abc import Mapping, Sequence
@@ -19,6 +20,9 @@ from mutharness.errors import EnvironmentProblem
 PROBE_MODULE = "_mutharness_probe"
 SCRUBBED = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE")
 PROBE_TIMEOUT_S = 120.0
+LOG_TAIL_LINES = 12
+LOG_TAIL_BYTES = 16 * 1024
+_ERROR_LINE = re.compile(r"^(E  |ERROR|INTERNALERROR|[A-Za-z_.]*(Error|Exception)\b)")
 
 
 class ReportState(Enum):
@@ -58,6 +62,13 @@ class RunFacts:
     imported: Mapping[str, str]  # module name -> file, as the child saw it
     sys_path: tuple[str, ...]
     log_path: str
+    log_tail: str = ""  # the last lines pytest printed: its own words when a run goes wrong
+
+    def said(self, limit: int = 3) -> str:
+        """pytest's own error lines from the end of its output (else its last lines), joined."""
+        lines = self.log_tail.splitlines()
+        errors = [line.removeprefix("E ").strip() for line in lines if _ERROR_LINE.match(line)]
+        return " | ".join((errors or [line.strip() for line in lines])[-limit:])
 
     @property
     def nodeids(self) -> tuple[str, ...]:
@@ -118,6 +129,19 @@ def _collection_errors(document: Mapping[str, Any]) -> tuple[str, ...]:
     )
 
 
+def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
+    """The last non-blank lines of a run's output, each cut to 300 characters."""
+    try:
+        with path.open("rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, handle.tell() - LOG_TAIL_BYTES))
+            data = handle.read()
+    except OSError:
+        return ""
+    kept = [line.rstrip()[:300] for line in data.decode("utf-8", "replace").splitlines()]
+    return "\n".join([line for line in kept if line.strip()][-lines:])
+
+
 def read_report(
     path: Path, started_wall: float, exit_status: int | None
 ) -> tuple[ReportState, Mapping[str, Any]]:
@@ -155,6 +179,7 @@ class PytestRunner:
             "-p", "no:cacheprovider",
             "-p", "no:rerunfailures",
             "--rootdir", str(cwd),
+            "--maxfail=0",  # overrides a project's -x/--maxfail: every run runs every test
             "--json-report", f"--json-report-file={report}",
             "--json-report-omit", "log", "traceback", "streams", "warnings", "keywords",
             "-q", "--color=no",
@@ -209,6 +234,7 @@ class PytestRunner:
             imported=dict(imports.get("modules", {})),
             sys_path=tuple(imports.get("sys_path", ())),
             log_path=result.log_path,
+            log_tail=log_tail(Path(result.log_path)),
         )
 
 

@@ -303,6 +303,8 @@ class Workspace:
         self.base = base  # holds the checkout, reports, logs and pycache dirs
         self.root = root  # the checkout the tests run in
         self._reference: dict[str, str] = {}
+        self._checkout: dict[str, str] | None = None  # the state right after materialising
+        self._extras: dict[str, bytes] = {}  # reference files that differ from the checkout
         self._source: SourceRepo | None = None
         self._include: tuple[str, ...] = ()
 
@@ -358,6 +360,15 @@ class Workspace:
         _run(gitinfo, self.root, ["clean", "-q", "-ffdx"])
         for path in self._include:
             self._overlay(self._source.root, path)
+        for relative, kind in self._reference.items():
+            target = self.path(relative)
+            if kind == "dir":
+                target.mkdir(parents=True, exist_ok=True)
+            elif relative in self._extras:  # what the baseline added (a plugin's cache...)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(self._extras[relative])
+                if kind.startswith("file:x:"):
+                    target.chmod(target.stat().st_mode | stat.S_IXUSR)
         drift = self.drift()
         if drift:
             raise WorkspaceError(
@@ -366,7 +377,15 @@ class Workspace:
 
     def capture_reference(self) -> None:
         """Record the workspace's bytes as the state every restore must return to."""
-        self._reference = tree_digest(self.root, frozenset({".git"}))
+        reference = tree_digest(self.root, frozenset({".git"}))
+        if self._checkout is None:
+            self._checkout = reference
+        self._extras = {
+            relative: self.path(relative).read_bytes()
+            for relative, kind in reference.items()
+            if kind.startswith("file:") and self._checkout.get(relative) != kind
+        }
+        self._reference = reference
 
     def drift(self) -> tuple[str, ...]:
         """Paths whose bytes differ from the reference state."""

@@ -171,3 +171,99 @@ def run_cli(cwd: Path, *args: str, env: Mapping[str, str] | None = None,
 def cli() -> Callable[..., Completed]:
     """The real command line, as a child process."""
     return run_cli
+
+
+@dataclass(frozen=True)
+class Venv:
+    """A real virtual environment made for a test."""
+
+    root: Path
+    python: Path
+    site_packages: Path
+
+    def add_pth(self, name: str, *lines: str) -> Path:
+        """Write `<site-packages>/<name>.pth`; each line is a path (or an `import` line)."""
+        path = self.site_packages / f"{name}.pth"
+        path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+        return path
+
+
+def harness_site_packages() -> Path:
+    """The directory that holds this interpreter's pytest (and pytest-json-report)."""
+    return Path(pytest.__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def make_venv(tmp_path: Path) -> Callable[..., Venv]:
+    """Factory: a real venv (no pip, so it is quick) under tmp_path.
+
+    `with_pytest` links this interpreter's site-packages in through a `.pth` file, so the venv
+    has pytest and pytest-json-report without installing anything; `system_site` passes
+    `--system-site-packages`.
+    """
+
+    def make(name: str = "venv", with_pytest: bool = True, system_site: bool = False) -> Venv:
+        root = tmp_path / name
+        flags = ["--system-site-packages"] if system_site else []
+        subprocess.run(
+            [sys.executable, "-m", "venv", "--without-pip", *flags, str(root)],
+            check=True, capture_output=True,
+        )
+        python = root / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
+        site = subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            check=True, capture_output=True, text=True,
+        ).stdout.strip()
+        venv = Venv(root, python, Path(site))
+        if with_pytest:
+            venv.add_pth("zz_harness_site", str(harness_site_packages()))
+        return venv
+
+    return make
+
+
+class Recorder:
+    """A verify listener that keeps every event in order, and the error messages."""
+
+    def __init__(self) -> None:
+        self.events: list[str] = []
+        self.errors: list[str] = []
+        self.results: list[Any] = []
+
+    def head(self, source: Any, changes: Any) -> None:
+        self.events.append("head")
+
+    def baseline_started(self, spec: Any) -> None:
+        self.events.append(f"baseline {spec.id}")
+
+    def baseline_finished(self, spec: Any, facts: Any) -> None:
+        self.events.append(f"baseline ok {spec.id}")
+
+    def mutation_finished(self, spec: Any, result: Any) -> None:
+        self.events.append(f"mutation {result.mutation.index}")
+        self.results.append(result)
+
+    def spec_failed(self, spec: Any, error: Any) -> None:
+        self.events.append(f"failed {spec.id}")
+        self.errors.append(error.message())
+
+
+@pytest.fixture
+def verify_here() -> Callable[..., tuple[Any, Recorder]]:
+    """`mutharness.engine.verify` in this process: (RunResult, Recorder); no CLI child."""
+    from mutharness.engine import Settings, verify
+
+    def run(project: Project, *specs: str, environ: Mapping[str, str] | None = None,
+            **settings: Any) -> tuple[Any, Recorder]:
+        recorder = Recorder()
+        chosen = Settings(
+            spec_paths=tuple(
+                project.root / "specs" / f"{name}.json" for name in specs or ("calc",)
+            ),
+            start=project.root,
+            python=str(settings.pop("python", sys.executable)),
+            **settings,
+        )
+        return verify(chosen, recorder, dict(os.environ if environ is None else environ)), recorder
+
+    return run

@@ -1,0 +1,159 @@
+"""The baseline must be green, complete and at the spec's count before any mutation runs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from conftest import Completed, Project, Recorder, default_spec
+
+from mutharness.errors import ExitCode
+
+ProjectFactory = Callable[..., Project]
+Verify = Callable[..., tuple[Any, Recorder]]
+
+
+def add_test(project: Project, text: str) -> None:
+    """Append `text` to the calc tests and commit."""
+    path = project.root / "tests/test_calc.py"
+    project.write("tests/test_calc.py", path.read_text("utf-8") + text)
+    project.commit("a new test")
+
+
+def test_a_failing_test_makes_the_baseline_refused_with_counts_and_ids_on_the_command_line(
+    make_project: ProjectFactory, cli: Callable[..., Completed]
+) -> None:
+    project = make_project()
+    add_test(project, "\n\ndef test_broken():\n    assert clamp(1, 0, 10) == 2\n")
+
+    done = cli(project.root, "verify", "specs/calc.json")
+
+    assert done.code == 2, done.out + done.err
+    assert "baseline: tests/test_calc.py" in done.out
+    assert "CAUGHT" not in done.out and "SURVIVED" not in done.out
+    assert "spec calc: baseline is not trustworthy: not green" in done.err
+    assert "pass=4 fail=1 tests=5" in done.err
+    assert "failing: tests/test_calc.py::test_broken" in done.err
+    summary = done.out.splitlines()[done.out.splitlines().index("no trustworthy verdict:") + 1]
+    assert summary.startswith("  spec calc: baseline is not trustworthy: not green")
+    assert "spec calc: spec calc" not in done.out
+
+
+def test_a_skipped_test_makes_the_baseline_incomplete(
+    make_project: ProjectFactory, verify_here: Verify
+) -> None:
+    project = make_project()
+    add_test(project, "\n\nimport pytest\n\n\n@pytest.mark.skip\ndef test_later():\n    pass\n")
+
+    run, recorder = verify_here(project)
+
+    assert run.exit_code() is ExitCode.NO_VERDICT
+    assert recorder.events == ["head", "baseline calc", "failed calc"]
+    assert "not complete: 1 test(s) skipped or xfailed" in recorder.errors[0]
+    assert run.specs[0].mutations == ()
+
+
+def test_a_pass_count_other_than_the_pin_is_refused_naming_both_numbers(
+    make_project: ProjectFactory, verify_here: Verify
+) -> None:
+    project = make_project(spec=default_spec(expectBaselinePass=5))
+
+    run, recorder = verify_here(project)
+
+    assert run.exit_code() is ExitCode.NO_VERDICT
+    assert "mutation 0" not in recorder.events
+    assert "baseline pass=4 but the spec expects 5" in recorder.errors[0]
+    assert run.specs[0].error == recorder.errors[0]
+
+
+def test_a_collection_error_makes_the_baseline_refused(
+    make_project: ProjectFactory, verify_here: Verify
+) -> None:
+    project = make_project()
+    project.write("tests/test_calc.py", "from calc import no_such_name\n")
+    project.commit("broken import")
+
+    run, recorder = verify_here(project)
+
+    assert run.exit_code() is ExitCode.NO_VERDICT
+    assert recorder.events == ["head", "baseline calc", "failed calc"]
+    assert "collection errors in tests/test_calc.py" in recorder.errors[0]
+
+
+def test_a_green_baseline_lets_the_mutations_run(
+    make_project: ProjectFactory, verify_here: Verify
+) -> None:
+    project = make_project()
+
+    run, recorder = verify_here(project)
+
+    assert recorder.events == ["head", "baseline calc", "baseline ok calc", "mutation 0",
+                               "mutation 1"]
+    baseline = run.specs[0].baseline
+    assert baseline is not None
+    assert baseline.nodeids == (
+        "tests/test_calc.py::test_clamp_below",
+        "tests/test_calc.py::test_clamp_above",
+        "tests/test_calc.py::test_clamp_inside",
+        "tests/test_calc.py::test_adult_at_eighteen",
+    )
+    assert run.exit_code() is ExitCode.OK
+    assert Path(baseline.log_path).name == "pytest.log"
+
+
+LITTERING_CONFTEST = '''\
+from pathlib import Path
+
+_ROOT = Path(__file__).parent
+
+
+def pytest_sessionstart(session):
+    (_ROOT / ".benchmarks").mkdir(exist_ok=True)  # as pytest-benchmark does in every session
+    (_ROOT / "session.log").write_text("a session ran\\n", encoding="utf-8")
+'''
+
+
+def test_a_baseline_that_only_adds_untracked_files_is_accepted_as_the_reference_state(
+    make_project: ProjectFactory, verify_here: Verify
+) -> None:
+    project = make_project()
+    project.write("conftest.py", LITTERING_CONFTEST)
+    project.commit("a plugin-like conftest that leaves files behind")
+
+    run, recorder = verify_here(project)
+
+    assert recorder.errors == []
+    assert [r.verdict.value for r in recorder.results] == ["CAUGHT", "SURVIVED"]
+    assert run.exit_code() is ExitCode.OK
+
+
+def test_a_baseline_that_edits_a_tracked_file_is_refused(
+    make_project: ProjectFactory, verify_here: Verify
+) -> None:
+    project = make_project()
+    project.write("conftest.py", (
+        "from pathlib import Path\n\n"
+        "_CALC = Path(__file__).parent / 'src' / 'calc.py'\n"
+        "_CALC.write_text(_CALC.read_text() + '# touched\\n')\n"
+    ))
+    project.commit("a conftest that edits the code under test")
+
+    run, recorder = verify_here(project)
+
+    assert run.exit_code() is ExitCode.NO_VERDICT
+    assert recorder.events == ["head", "baseline calc", "failed calc"]
+    assert "the baseline run changed tracked files" in recorder.errors[0]
+    assert "src/calc.py" in recorder.errors[0]
+
+
+def test_a_baseline_pytest_cannot_start_is_refused_with_pytests_own_words(
+    make_project: ProjectFactory, verify_here: Verify
+) -> None:
+    project = make_project(spec=default_spec(tests=["tests/test_missing.py"]))
+
+    run, recorder = verify_here(project)
+
+    assert run.exit_code() is ExitCode.NO_VERDICT
+    assert "exit status 4" in recorder.errors[0]
+    assert "file or directory not found: tests/test_missing.py" in recorder.errors[0]

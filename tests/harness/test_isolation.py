@@ -1,0 +1,126 @@
+"""Nothing of the user's choosing runs: no repository or global hooks, no planted `git`;
+and a missing git, a non-repository or an unborn HEAD end in one clear error, not a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+from conftest import Completed, Project, default_spec, git
+from liverun import ONE_MUTATION_SPEC, Sandbox, snapshot
+
+Cli = Callable[..., Completed]
+MakeProject = Callable[..., Project]
+
+HOOKS = (
+    "applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit", "pre-merge-commit",
+    "prepare-commit-msg", "commit-msg", "post-commit", "pre-rebase", "post-checkout",
+    "post-merge", "pre-push", "pre-receive", "update", "proc-receive", "post-receive",
+    "post-update", "reference-transaction", "push-to-checkout", "pre-auto-gc", "post-rewrite",
+    "post-index-change", "fsmonitor-watchman",
+)
+
+
+def _marker_script(path: Path, log: Path) -> Path:
+    """An executable that appends its own name to `log` whenever it runs."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f'#!/bin/sh\necho "$0" >> "{log}"\n')
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return path
+
+
+def _ran(log: Path) -> list[str]:
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def _assert_one_line_error(done: Completed, *words: str) -> None:
+    assert done.code == 2, done.out + done.err
+    assert "Traceback" not in done.err
+    first = done.err.splitlines()[0]
+    assert first.startswith("mutharness: error: ")
+    for word in words:
+        assert word in first
+
+
+def test_no_repository_hook_global_hook_or_fsmonitor_runs_during_a_verify(
+    make_project: MakeProject, cli: Cli, git_home: Path, tmp_path: Path
+) -> None:
+    project = make_project(spec=ONE_MUTATION_SPEC)
+    log = tmp_path / "hooks-ran.log"
+    for hook in HOOKS:
+        _marker_script(project.root / ".git/hooks" / hook, log)
+        _marker_script(git_home / "global-hooks" / hook, log)
+    git(project.root, "config", "--global", "core.hooksPath", str(git_home / "global-hooks"))
+    git(project.root, "config", "core.fsmonitor",
+        str(_marker_script(tmp_path / "fsmonitor" / "query", log)))
+    sandbox = Sandbox.under(tmp_path)
+    before = snapshot(project.root)
+
+    done = cli(project.root, "verify", "specs/calc.json", env=sandbox.env())
+
+    assert done.code == 0, done.out + done.err
+    assert _ran(log) == []
+    assert snapshot(project.root) == before
+    git(project.root, "commit", "-q", "--allow-empty", "-m", "control: the hooks are live")
+    assert any("global-hooks/pre-commit" in line for line in _ran(log))
+
+
+def test_a_git_planted_in_the_repository_never_runs_even_with_dot_on_PATH(
+    make_project: MakeProject, cli: Cli, tmp_path: Path
+) -> None:
+    project = make_project(spec=ONE_MUTATION_SPEC)
+    log = tmp_path / "planted-ran.log"
+    _marker_script(project.root / "git", log)
+    project.commit("a planted git")
+    sandbox = Sandbox.under(tmp_path)
+    path = os.pathsep.join([".", "", str(project.root), os.environ["PATH"]])
+    env = sandbox.env(PATH=path)
+
+    done = cli(project.root, "verify", "specs/calc.json", env=env)
+
+    assert done.code == 0, done.out + done.err
+    assert _ran(log) == []
+    subprocess.run(["git", "version"], cwd=project.root, env=env, check=True)
+    assert _ran(log), "control: with this PATH a bare `git` is the planted one"
+
+
+def test_without_git_on_PATH_verify_exits_2_with_one_clear_line(
+    make_project: MakeProject, cli: Cli, tmp_path: Path
+) -> None:
+    project = make_project()
+    empty = tmp_path / "no-git-here"
+    empty.mkdir()
+    env = Sandbox.under(tmp_path).env(PATH=str(empty))
+
+    done = cli(project.root, "verify", "specs/calc.json", env=env)
+
+    _assert_one_line_error(done, "git", "not found")
+
+
+def test_outside_a_git_repository_verify_exits_2_with_one_clear_line(
+    cli: Cli, git_home: Path, tmp_path: Path
+) -> None:
+    plain = tmp_path / "plain"
+    (plain / "specs").mkdir(parents=True)
+    (plain / "specs/calc.json").write_text(str(default_spec()).replace("'", '"'))
+
+    done = cli(plain, "verify", "specs/calc.json")
+
+    _assert_one_line_error(done, "not inside a git repository")
+
+
+def test_an_unborn_HEAD_makes_verify_exit_2_with_one_clear_line(
+    cli: Cli, git_home: Path, tmp_path: Path
+) -> None:
+    unborn = tmp_path / "unborn"
+    (unborn / "specs").mkdir(parents=True)
+    git(unborn, "init", "-q")
+    (unborn / "specs/calc.json").write_text(str(default_spec()).replace("'", '"'))
+
+    done = cli(unborn, "verify", "specs/calc.json")
+
+    _assert_one_line_error(done, "no commits yet")
