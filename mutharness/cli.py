@@ -119,11 +119,15 @@ def _fail(error: MutharnessError) -> NoReturn:
               show_default=True, help="Seconds added to factor x baseline.")
 @click.option("--baseline-timeout", type=click.FloatRange(min=1), default=900.0,
               show_default=True, help="Timeout of each baseline run in seconds.")
+@click.option("--baseline-runs", type=click.IntRange(min=1, max=20), default=1,
+              show_default=True,
+              help="Run the baseline N times; a test that is not stable across them aborts "
+                   "(CI: 3).")
 def verify(
     specs: tuple[Path, ...], allow_dirty: bool, fail_fast: bool, json_path: Path | None,
     evidence_dir: Path | None, template_dir: Path | None, python: Path | None,
     lock_timeout: float, timeout_floor: float, timeout_factor: float,
-    timeout_constant: float, baseline_timeout: float,
+    timeout_constant: float, baseline_timeout: float, baseline_runs: int,
 ) -> None:
     """Run each SPEC's mutations against its tests and report CAUGHT / SURVIVED.
 
@@ -151,6 +155,7 @@ def verify(
             timeout_factor=timeout_factor,
             timeout_constant_s=timeout_constant,
             baseline_timeout_s=baseline_timeout,
+            baseline_runs=baseline_runs,
             command=("mutharness", "verify", *(path.as_posix() for path in specs)),
         )
         if evidence_dir is not None:  # a broken override template fails before any test runs

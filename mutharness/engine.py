@@ -49,6 +49,7 @@ class Settings:
     timeout_factor: float = 3.0
     timeout_constant_s: float = 10.0
     baseline_timeout_s: float = 900.0
+    baseline_runs: int = 1  # >1 detects flaky tests: any test whose outcome varies aborts
     command: tuple[str, ...] = ()
 
     def mutation_timeout(self, baseline_s: float) -> float:
@@ -102,6 +103,18 @@ def baseline_problem(spec: Spec, facts: RunFacts) -> str | None:
             "either the suite changed or the spec is stale"
         )
     return None
+
+
+def unstable_tests(runs: Sequence[RunFacts]) -> tuple[str, ...]:
+    """Tests whose outcome was not the same in every baseline run (or that some runs lacked)."""
+    seen: dict[str, set[str]] = {}
+    for run in runs:
+        for outcome in run.outcomes:
+            seen.setdefault(outcome.nodeid, set()).add(outcome.outcome)
+    return tuple(
+        nodeid for nodeid, kinds in seen.items()
+        if len(kinds) > 1 or sum(nodeid in run.nodeids for run in runs) != len(runs)
+    )
 
 
 def shadowing(
@@ -182,11 +195,25 @@ class _SpecRun:
         spec = self.spec
         self.listener.baseline_started(spec)
         self.workspace.capture_reference()
-        baseline = self.runner.run(
-            spec.tests, self.workspace.root, self._scratch("baseline"),
-            self.settings.baseline_timeout_s,
+        runs = [
+            self.runner.run(
+                spec.tests, self.workspace.root, self._scratch(f"baseline-{number}"),
+                self.settings.baseline_timeout_s,
+            )
+            for number in range(1, self.settings.baseline_runs + 1)
+        ]
+        baseline = max(runs, key=lambda run: run.duration_s)  # the slowest sets the timeout
+        unstable = unstable_tests(runs)
+        if unstable:
+            return self._failed(baseline, BaselineError(
+                spec.id,
+                f"unstable: {len(unstable)} test(s) did not have the same outcome in all "
+                f"{len(runs)} baseline runs; a kill by a flaky test is no evidence",
+                unstable,
+            ))
+        problem = next(
+            (found for run in runs if (found := baseline_problem(spec, run)) is not None), None
         )
-        problem = baseline_problem(spec, baseline)
         if problem is None:
             shadow = shadowing(spec, baseline, self.source, self.workspace, tracked)
             if shadow is not None:
@@ -302,6 +329,7 @@ def verify(settings: Settings, listener: Listener, environ: Mapping[str, str]) -
                 "timeout_floor_s": settings.timeout_floor_s,
                 "timeout_factor": settings.timeout_factor,
                 "timeout_constant_s": settings.timeout_constant_s,
+                "baseline_runs": settings.baseline_runs,
             },
             results_path=str(json_path),
         )

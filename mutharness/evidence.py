@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import re
-import secrets
 import shlex
 from collections.abc import Mapping
 from pathlib import Path
@@ -13,6 +11,7 @@ from urllib.parse import quote
 
 import jinja2
 
+from mutharness.atomic import write_atomic
 from mutharness.errors import EnvironmentProblem
 
 INDEX = "index.md"
@@ -227,20 +226,6 @@ def render_documents(
     except (jinja2.TemplateError, TypeError, ValueError, KeyError, AttributeError) as error:
         raise _render_problem(name, error) from None
     return documents
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Replace `path` whole via a sibling temporary file; a new file's mode follows the umask."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
-                     0o666)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(text.encode("utf-8"))
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
 
 
 def write_evidence(

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mutharness.atomic import write_atomic
 from mutharness.errors import ExitCode
 from mutharness.runner import ReportState, RunFacts
 from mutharness.spec import Mutation, Spec
@@ -162,19 +161,6 @@ def to_json(run: RunResult) -> dict[str, Any]:
         "exit_code": int(run.exit_code()),
         "specs": [_spec(spec) for spec in run.specs],
     }
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` via a temporary file and a rename: never a half-written file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def write_results(run: RunResult, path: Path) -> None:

@@ -1,0 +1,260 @@
+"""`mutharness evidence-check`: evidence is stale once a file whose digest it records changes."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from conftest import CALC, PYPROJECT, TEST_CALC, Completed, Project, default_spec, git, run_cli
+
+from mutharness.evidence import fence, sha256sum
+from mutharness.staleness import parse_document
+
+Cli = Callable[..., Completed]
+
+ADULT = "def is_adult(age):\n    return age >= 18\n"
+TEST_ADULT = '''\
+from adult import is_adult
+
+
+def test_eighteen_is_adult():
+    assert is_adult(18)
+
+
+def test_seventeen_is_not():
+    assert not is_adult(17)
+'''
+ADULT_SPEC = {
+    "tests": ["tests/test_adult.py"],
+    "expectBaselinePass": 2,
+    "mutations": [{"name": "the age limit moves", "file": "src/adult.py",
+                   "anchor": "age >= 18", "replacement": "age >= 17"}],
+}
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A repository with two specs, verified once with --evidence and the evidence committed."""
+    home = tmp_path_factory.mktemp("measured-home")
+    (home / ".gitconfig").write_text(
+        "[user]\n\tname = Fixture\n\temail = fixture@example.invalid\n"
+        "[init]\n\tdefaultBranch = main\n"
+    )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HOME", str(home))
+        patch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+        root = tmp_path_factory.mktemp("measured") / "repo"
+        root.mkdir()
+        git(root, "init", "-q")
+        project = Project(root)
+        project.write("pyproject.toml", PYPROJECT)
+        project.write("src/calc.py", CALC)
+        project.write("tests/test_calc.py", TEST_CALC)
+        project.write("src/adult.py", ADULT)
+        project.write("tests/test_adult.py", TEST_ADULT)
+        project.spec("calc", default_spec())
+        project.spec("adult", ADULT_SPEC)
+        project.commit("initial")
+        done = run_cli(root, "verify", "specs", "--evidence", "evidence")
+        assert done.code == 0, done.out + done.err
+        project.commit("evidence")
+        yield root
+
+
+@pytest.fixture
+def repo(measured: Path, tmp_path: Path, git_home: Path) -> Project:
+    """This test's own copy of the measured repository (history and evidence included)."""
+    root = tmp_path / "repo"
+    shutil.copytree(measured, root, symlinks=True)
+    return Project(root)
+
+
+def stale_line(document: str, commits: int | str) -> re.Pattern[str]:
+    return re.compile(
+        rf"^{re.escape(document)}: STALE \(measured at [0-9a-f]{{12}}; {commits} commit\(s\) "
+        r"since touched these files\)$", re.MULTILINE,
+    )
+
+
+def test_fresh_evidence_passes_with_exit_0(repo: Project, cli: Cli) -> None:
+    done = cli(repo.root, "evidence-check")
+
+    assert done.code == 0, done.out + done.err
+    assert "adult.md: fresh" in done.out
+    assert "calc.md: fresh" in done.out
+    assert "0 of 2 evidence document(s) stale" in done.out
+
+
+def test_a_committed_edit_to_a_target_makes_its_evidence_stale_naming_file_and_commits(
+    repo: Project, cli: Cli
+) -> None:
+    repo.write("src/calc.py", CALC.replace("return value\n", "return value  # clamped\n"))
+    repo.commit("touch the target")
+
+    done = cli(repo.root, "evidence-check")
+
+    assert done.code == 1, done.out + done.err
+    assert stale_line("calc.md", 1).search(done.out), done.out
+    assert "    src/calc.py changed" in done.out
+    assert "adult.md: fresh" in done.out
+    assert "1 of 2 evidence document(s) stale" in done.out
+
+
+def test_commits_that_touched_a_test_file_are_counted(repo: Project, cli: Cli) -> None:
+    repo.write("tests/test_adult.py", TEST_ADULT + "\n\ndef test_more():\n    assert True\n")
+    repo.commit("a test more")
+    repo.write("README.md", "unrelated\n")
+    repo.commit("unrelated")
+    repo.write("tests/test_adult.py", TEST_ADULT + "\n\ndef test_most():\n    assert True\n")
+    repo.commit("another test")
+
+    done = cli(repo.root, "evidence-check")
+
+    assert done.code == 1, done.out + done.err
+    assert stale_line("adult.md", 2).search(done.out), done.out
+    assert "    tests/test_adult.py changed" in done.out
+    assert "calc.md: fresh" in done.out
+
+
+def test_an_edit_to_the_spec_itself_makes_its_evidence_stale(repo: Project, cli: Cli) -> None:
+    repo.spec("adult", {**ADULT_SPEC, "_provenance": "re-measured by nobody"}, commit=True)
+
+    done = cli(repo.root, "evidence-check")
+
+    assert done.code == 1, done.out + done.err
+    assert "    specs/adult.json changed" in done.out
+
+
+def test_an_unrelated_change_leaves_the_evidence_fresh(repo: Project, cli: Cli) -> None:
+    repo.write("README.md", "a readme\n")
+    repo.write("src/other.py", "VALUE = 1\n")
+    repo.commit("unrelated files")
+    repo.write("notes.txt", "uncommitted and unrelated\n")
+
+    done = cli(repo.root, "evidence-check")
+
+    assert done.code == 0, done.out + done.err
+    assert "0 of 2 evidence document(s) stale" in done.out
+
+
+def test_a_deleted_dependency_is_reported_missing(repo: Project, cli: Cli) -> None:
+    git(repo.root, "rm", "-q", "tests/test_adult.py")
+    repo.commit("drop a test file")
+
+    done = cli(repo.root, "evidence-check")
+
+    assert done.code == 1, done.out + done.err
+    assert stale_line("adult.md", 1).search(done.out), done.out
+    assert "    tests/test_adult.py missing" in done.out
+
+
+def test_an_uncommitted_edit_makes_evidence_stale_and_says_no_commit_has_it_yet(
+    repo: Project, cli: Cli
+) -> None:
+    repo.write("src/adult.py", ADULT.replace("18", "21"))
+
+    done = cli(repo.root, "evidence-check")
+
+    assert done.code == 1, done.out + done.err
+    assert re.search(r"^adult\.md: STALE \(measured at [0-9a-f]{12}; the files below differ "
+                     r"from it in the working tree, not yet committed\)$", done.out, re.MULTILINE)
+    assert "    src/adult.py changed" in done.out
+
+
+def test_a_measured_commit_the_repository_lacks_gives_an_unknown_count(
+    repo: Project, cli: Cli
+) -> None:
+    document = repo.root / "evidence/calc.md"
+    text = document.read_text(encoding="utf-8")
+    commit, _ = parse_document(text) or ("", {})
+    document.write_text(text.replace(commit, "f" * 40), encoding="utf-8")
+    repo.write("src/calc.py", CALC + "\n")
+    repo.commit("evidence from elsewhere, and a change")
+
+    done = cli(repo.root, "evidence-check")
+
+    assert done.code == 1, done.out + done.err
+    assert stale_line("calc.md", "an unknown number of").search(done.out), done.out
+
+
+def test_a_markdown_file_that_is_not_evidence_is_reported_unreadable(
+    repo: Project, cli: Cli
+) -> None:
+    repo.write("evidence/notes.md", "# notes by hand\n")
+
+    done = cli(repo.root, "evidence-check")
+
+    assert done.code == 1, done.out + done.err
+    assert "notes.md: UNREADABLE (no commit or file digests found)" in done.out
+    assert "index.md" not in done.out  # the index records no digests and is not evidence
+
+
+def test_a_recorded_path_leading_out_of_the_repository_is_refused_not_read(
+    repo: Project, cli: Cli
+) -> None:
+    document = repo.root / "evidence/calc.md"
+    text = document.read_text(encoding="utf-8")
+    document.write_text(text.replace("  src/calc.py\n", "  ../outside.py\n"), encoding="utf-8")
+
+    done = cli(repo.root, "evidence-check")
+
+    assert done.code == 1, done.out + done.err
+    assert "calc.md: UNREADABLE (records a path outside the repository: '../outside.py')" \
+        in done.out
+
+
+def test_the_evidence_option_names_another_directory_and_a_missing_one_exits_2(
+    repo: Project, cli: Cli
+) -> None:
+    shutil.move(repo.root / "evidence", repo.root / "docs")
+
+    found = cli(repo.root, "evidence-check", "--evidence", "docs")
+    missing = cli(repo.root, "evidence-check")
+
+    assert found.code == 0, found.out + found.err
+    assert "0 of 2 evidence document(s) stale" in found.out
+    assert missing.code == 2, missing.out + missing.err
+    assert "is not a directory of evidence" in missing.err
+
+
+def test_the_evidence_check_runs_from_a_subdirectory_against_the_repository_root(
+    repo: Project, cli: Cli
+) -> None:
+    done = cli(repo.root / "src", "evidence-check")
+
+    assert done.code == 0, done.out + done.err
+
+
+REPOSITORY = Path(__file__).resolve().parents[2]  # tests/harness/ -> the repository root
+
+
+@pytest.mark.skipif(not (REPOSITORY / "evidence").is_dir(),
+                    reason="this repository has no evidence/ committed yet")
+def test_this_repository_s_own_evidence_is_fresh(cli: Cli) -> None:
+    done = cli(REPOSITORY, "evidence-check")
+
+    assert done.code == 0, done.out + done.err
+
+
+# ---------------------------------------------------------------- the digest list (pure)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "tests/test_a`b`c.py", "tests/with space.py", "tests/pipe|and<angle>.py",
+        "tests/back\\slash.py", "tests/new\nline.py", "tests/carriage\rreturn.py",
+        "tests/```fence.py", "tests/ü n i c ö d e.py",
+    ],
+)
+def test_the_recorded_digest_list_round_trips_any_file_name(path: str) -> None:
+    digests = {path: "a" * 64, "src/calc.py": "b" * 64}
+    document = (
+        "| commit measured | `" + "c" * 40 + "` (clean) |\n\n## Files this evidence depends on\n\n"
+        + fence(sha256sum(digests), "text") + "\n"
+    )
+
+    assert parse_document(document) == ("c" * 40, digests)
