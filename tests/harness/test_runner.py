@@ -11,7 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Completed, Project, Recorder, Venv, default_spec, harness_site_packages
+from conftest import (
+    TEST_CALC,
+    Completed,
+    Project,
+    Recorder,
+    Venv,
+    default_spec,
+    harness_site_packages,
+)
 
 from mutharness.errors import EnvironmentProblem
 from mutharness.runner import PytestRunner, ReportState, probe_interpreter
@@ -237,25 +245,7 @@ def is_adult(age):
     return age >= ADULT
 '''
 
-ORDERED_TESTS = '''\
-from calc import clamp, is_adult
-
-
-def test_clamp_below():
-    assert clamp(-5, 0, 10) == 0
-
-
-def test_clamp_above():
-    assert clamp(50, 0, 10) == 10
-
-
-def test_clamp_inside():
-    assert clamp(5, 0, 10) == 5
-
-
-def test_adult_at_eighteen():
-    assert is_adult(18)
-
+ORDERED_TESTS = TEST_CALC + '''
 
 def test_minor_at_seventeen():
     assert not is_adult(17)

@@ -87,20 +87,23 @@ def test_every_mutation_runs_on_the_restored_original_with_only_its_own_splice(
     ]
 
 
+LITTER_SPEC = {
+    "tests": ["tests/test_calc.py"],
+    "expectBaselinePass": 4,
+    "mutations": [
+        {"name": "a harmless comment whose run leaves litter.txt behind",
+         "file": "src/calc.py", "anchor": "return age >= 18",
+         "replacement": "return age >= 18  # LITTER", "expectCaught": False},
+        {"name": "the low bound is ignored", "file": "src/calc.py",
+         "anchor": "    if value < low:\n        return low\n", "replacement": ""},
+    ],
+}
+
+
 def test_a_run_that_litters_the_workspace_is_untrustworthy_and_the_next_starts_clean(
     make_project: MakeProject, cli: Cli, tmp_path: Path
 ) -> None:
-    project = make_project(spec={
-        "tests": ["tests/test_calc.py"],
-        "expectBaselinePass": 4,
-        "mutations": [
-            {"name": "a harmless comment whose run leaves litter.txt behind",
-             "file": "src/calc.py", "anchor": "return age >= 18",
-             "replacement": "return age >= 18  # LITTER", "expectCaught": False},
-            {"name": "the low bound is ignored", "file": "src/calc.py",
-             "anchor": "    if value < low:\n        return low\n", "replacement": ""},
-        ],
-    })
+    project = make_project(spec=LITTER_SPEC)
     add_probes(project)
     sandbox = Sandbox.under(tmp_path)
 
@@ -212,17 +215,7 @@ def test_a_shallow_clone_is_verified_and_its_git_dir_is_not_touched(
 def test_a_reset_after_litter_puts_back_what_the_baseline_added(
     make_project: MakeProject, cli: Cli, tmp_path: Path
 ) -> None:
-    project = make_project(spec={
-        "tests": ["tests/test_calc.py"],
-        "expectBaselinePass": 4,
-        "mutations": [
-            {"name": "a harmless comment whose run leaves litter.txt behind",
-             "file": "src/calc.py", "anchor": "return age >= 18",
-             "replacement": "return age >= 18  # LITTER", "expectCaught": False},
-            {"name": "the low bound is ignored", "file": "src/calc.py",
-             "anchor": "    if value < low:\n        return low\n", "replacement": ""},
-        ],
-    })
+    project = make_project(spec=LITTER_SPEC)
     # Every session creates a plugin-style cache directory, as pytest-benchmark does.
     project.write("tests/conftest.py", (
         "import os, pathlib\n"
