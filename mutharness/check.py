@@ -7,11 +7,68 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
+from typing import Final
 
 from mutharness.anchors import AnchorMiss, Splice, locate
 from mutharness.errors import SpecError, SpecProblem
+from mutharness.paths import linked_parent
 from mutharness.spec import Mutation, Spec, load_specs
 from mutharness.workspace import REGULAR_MODES, SourceRepo
+
+MAX_TARGET_BYTES = 16 * 1024 * 1024  # a target is source text, read whole: bounded
+_KINDS: Final = MappingProxyType({"120000": "a symlink", "160000": "a submodule"})
+
+
+class _Tree:
+    """The paths tracked at HEAD (plus included uncommitted ones), indexed once per check."""
+
+    def __init__(self, modes: dict[str, str]) -> None:
+        self.modes = modes
+        self.directories = {
+            path.rsplit("/", depth)[0]
+            for path in modes for depth in range(1, path.count("/") + 1)
+        }
+        self._folded: dict[str, str] | None = None
+
+    def twin(self, path: str) -> str | None:
+        """The tracked path that differs from `path` only by case."""
+        if self._folded is None:
+            self._folded = {}
+            for tracked in self.modes:
+                self._folded.setdefault(tracked.casefold(), tracked)
+        return self._folded.get(path.casefold())
+
+    def why_not_tracked(self, path: str, what: str = "not a file tracked at HEAD") -> str:
+        """Why `path`, which is not a tracked blob, cannot be used; `what` says it plainly."""
+        parts = path.split("/")
+        for depth in range(1, len(parts)):
+            prefix = "/".join(parts[:depth])
+            if self.modes.get(prefix) == "160000":
+                return f"is inside the submodule {prefix}; only the repository's own files count"
+            if self.modes.get(prefix) == "120000":
+                return f"is under {prefix}, a symlink tracked at HEAD (never followed)"
+        twin = self.twin(path)
+        return what + (f" (the tracked path is {twin!r}: case differs)" if twin else "")
+
+    def test_entry_problem(self, entry: str) -> str | None:
+        """Why a `tests` entry names nothing the workspace holds as a real file or directory."""
+        path = entry.split("::", 1)[0].rstrip("/")
+        mode = self.modes.get(path)
+        if mode is not None:
+            return None if mode in REGULAR_MODES else f"is {_KINDS.get(mode, f'mode {mode}')}"
+        if path in self.directories:
+            return None
+        return self.why_not_tracked(path, "names nothing tracked at HEAD")
+
+
+def _linked(root: Path, relative: str) -> str | None:
+    """Why a path in the working tree sits under a symlinked directory (None if it does not)."""
+    found = linked_parent(root, relative)
+    if found is None:
+        return None
+    kind = "a symlink" if root.joinpath(*found.split("/")).is_symlink() else "not a directory"
+    return f"is under {found}, {kind} in the working tree (never followed)"
 
 
 @dataclass(frozen=True)
@@ -54,26 +111,37 @@ def repaired_anchor(data: bytes, anchor: str) -> tuple[int, str] | None:
     return None
 
 
+def _target_problem(mutation: Mutation, source: SourceRepo, tree: _Tree) -> str | None:
+    """Why `mutation.file` is not a tracked regular text file of a sane size (None if it is)."""
+    mode = tree.modes.get(mutation.file)
+    if mode is None:
+        if mutation.file in tree.directories:
+            return "is a directory, not a file"
+        return tree.why_not_tracked(mutation.file)
+    if mode not in REGULAR_MODES:
+        return f"is {_KINDS.get(mode, f'mode {mode}')}, not a regular file"
+    if (linked := _linked(source.root, mutation.file)) is not None:
+        return linked
+    target = source.root.joinpath(*mutation.file.split("/"))
+    if target.is_symlink() or not target.is_file():
+        return "missing from the working tree"
+    if (size := target.stat().st_size) > MAX_TARGET_BYTES:
+        return f"is {size} bytes; the limit for a target is {MAX_TARGET_BYTES}"
+    return None
+
+
 def _check_mutation(
-    spec: Spec, mutation: Mutation, source: SourceRepo, tracked: dict[str, str], suggest: bool,
+    spec: Spec, mutation: Mutation, source: SourceRepo, tree: _Tree, suggest: bool,
 ) -> tuple[list[SpecProblem], list[Suggestion]]:
     pointer = f"/mutations/{mutation.index}"
     where = f"mutation {mutation.index} ({mutation.name[:60]!r}), file {mutation.file}"
-    mode = tracked.get(mutation.file)
-    if mode is None:
-        twin = next((p for p in tracked if p.lower() == mutation.file.lower()), None)
-        hint = f" (the tracked path is {twin!r}: case differs)" if twin else ""
+    if (problem := _target_problem(mutation, source, tree)) is not None:
+        return [SpecProblem(spec.path, f"{pointer}/file", f"{where}: {problem}")], []
+    data = source.root.joinpath(*mutation.file.split("/")).read_bytes()
+    if (nul := data.find(b"\0")) != -1:
         return [SpecProblem(spec.path, f"{pointer}/file",
-                            f"{where}: not a file tracked at HEAD{hint}")], []
-    if mode not in REGULAR_MODES:
-        kind = {"120000": "a symlink", "160000": "a submodule"}.get(mode, f"mode {mode}")
-        return [SpecProblem(spec.path, f"{pointer}/file",
-                            f"{where}: is {kind}, not a regular file")], []
-    target = source.root.joinpath(*mutation.file.split("/"))
-    if target.is_symlink() or not target.is_file():
-        return [SpecProblem(spec.path, f"{pointer}/file",
-                            f"{where}: missing from the working tree")], []
-    data = target.read_bytes()
+                            f"{where}: is binary (a NUL byte at offset {nul}; UTF-16 text is "
+                            "binary here): mutharness splices text")], []
     found = locate(data, mutation.anchor, mutation.replacement)
     if not isinstance(found, AnchorMiss):
         return [], []
@@ -97,11 +165,15 @@ def check_specs(
     tracked = source.tracked()
     for path in included:
         tracked.setdefault(path, "100644")
+    tree = _Tree(tracked)
     problems: list[SpecProblem] = []
     suggestions: list[Suggestion] = []
     for spec in specs:
+        for index, entry in enumerate(spec.tests):
+            if (problem := tree.test_entry_problem(entry)) is not None:
+                problems.append(SpecProblem(spec.path, f"/tests/{index}", f"{entry!r} {problem}"))
         for mutation in spec.mutations:
-            found, suggested = _check_mutation(spec, mutation, source, tracked, suggest)
+            found, suggested = _check_mutation(spec, mutation, source, tree, suggest)
             problems += found
             suggestions += suggested
     if problems:

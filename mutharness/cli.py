@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, NoReturn
 
 import click
@@ -19,11 +15,13 @@ from mutharness.environment import check_floors
 from mutharness.errors import (
     EnvironmentProblem,
     ExitCode,
+    ForcedExit,
     Interrupted,
     MutharnessError,
     SpecError,
     SpecProblem,
 )
+from mutharness.signals import exit_status, interrupts
 
 if TYPE_CHECKING:
     from mutharness.console import Console
@@ -48,20 +46,6 @@ def _expand(paths: tuple[Path, ...]) -> tuple[Path, ...]:
         else:
             expanded.append(path)
     return tuple(expanded)
-
-
-@contextmanager
-def _terminate_as_interrupt() -> Iterator[None]:
-    """Turn SIGTERM into an exception so that cleanup runs (as Ctrl-C does)."""
-
-    def handler(signal_number: int, _frame: FrameType | None) -> None:
-        raise Interrupted(signal_number)
-
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def _scrub_git_environment() -> None:
@@ -162,7 +146,7 @@ def verify(
             from mutharness.evidence import load_templates
 
             load_templates(template_dir)
-        with _terminate_as_interrupt():
+        with interrupts():
             run = run_verify(settings, console, os.environ)
     except MutharnessError as error:
         console.error(error)
@@ -170,7 +154,13 @@ def verify(
     except KeyboardInterrupt:
         sys.exit(ExitCode.INTERRUPTED)
     except Interrupted as interrupted:
-        sys.exit(128 + interrupted.signal_number)
+        sys.exit(exit_status(interrupted.signal_number))
+    except ForcedExit as forced:
+        console.line(
+            f"second signal ({forced.signal_number}): exited at once; tests killed, lock "
+            "released; the workspace is removed by the next run", "red", err=True,
+        )
+        os._exit(exit_status(forced.signal_number))  # no further cleanup, no atexit
     results_path = run.results_path or str(settings.json_path or ".mutharness/results.json")
     if evidence_dir is not None and run.interrupted is not None:
         console.line("evidence: not written (the run was interrupted: its results are partial)",

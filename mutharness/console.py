@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from mutharness.engine import Phase
 from mutharness.errors import ExitCode, MutharnessError
 from mutharness.report import MutationResult, RunResult
 from mutharness.runner import RunFacts
@@ -65,6 +66,9 @@ class Console:
     def error(self, error: MutharnessError) -> None:
         """A user-facing error on stderr."""
         self.line(f"mutharness: error: {error.message()}", "red", err=True)
+
+    def phase(self, phase: Phase) -> None:
+        """Phase transitions print nothing: the lines that follow say what happened."""
 
     def head(self, source: SourceRepo, changes: Sequence[str]) -> None:
         state = (

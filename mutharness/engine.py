@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from enum import StrEnum
 from pathlib import Path
 from typing import Protocol
 
@@ -15,6 +16,7 @@ from mutharness.environment import tool_versions
 from mutharness.errors import (
     BaselineError,
     DirtyTreeError,
+    ForcedExit,
     Interrupted,
     MutharnessError,
     ShadowedImportError,
@@ -23,7 +25,9 @@ from mutharness.errors import (
 from mutharness.lock import repository_lock
 from mutharness.report import MutationResult, RunResult, SpecResult, write_results
 from mutharness.runner import PytestRunner, ReportState, RunFacts, Runner, probe_interpreter
+from mutharness.signals import deferred
 from mutharness.spec import Mutation, Spec, load_specs
+from mutharness.sweep import sweep_stale_workspaces
 from mutharness.verdict import classify, meets_expectation
 from mutharness.workspace import (
     SourceRepo,
@@ -59,9 +63,21 @@ class Settings:
         return float(round(limit, 1))
 
 
+class Phase(StrEnum):
+    """Where a run is, announced at each transition (interrupt tests gate their signals on it)."""
+
+    MATERIALISING = "materialising"  # building the workspace (git commands)
+    BASELINE = "baseline"  # the baseline's tests run
+    MUTANT_APPLIED = "mutant-applied"  # a mutant is in the workspace; its tests run
+    RESTORING = "restoring"  # writing the original bytes back (signals held meanwhile)
+    RESTORED = "restored"
+    REMOVING = "removing"  # deleting the workspace
+
+
 class Listener(Protocol):
     """Receives progress as it happens (the console implements it)."""
 
+    def phase(self, phase: Phase) -> None: ...
     def head(self, source: SourceRepo, changes: Sequence[str]) -> None: ...
     def baseline_started(self, spec: Spec) -> None: ...
     def baseline_finished(self, spec: Spec, facts: RunFacts) -> None: ...
@@ -142,13 +158,6 @@ def shadowing(
     return None
 
 
-def _restore(path: Path, original: bytes) -> None:
-    """Put the original bytes back; never write through a symlink the tests planted."""
-    if path.is_symlink() or (path.exists() and not path.is_file()):
-        path.unlink()
-    path.write_bytes(original)
-
-
 class _SpecRun:
     """Runs one spec's baseline and mutations in a workspace."""
 
@@ -162,6 +171,18 @@ class _SpecRun:
         self.workspace = workspace
         self.source = source
         self.listener = listener
+        self._measured: tuple[RunFacts, float] | None = None  # baseline and timeout, once green
+        self._done: list[MutationResult] = []
+
+    def interrupted(self) -> SpecResult | None:
+        """What this spec had finished when a signal stopped it (None before a green baseline)."""
+        if self._measured is None:
+            return None
+        baseline, timeout_s = self._measured
+        return SpecResult(
+            self.spec, baseline, timeout_s, tuple(self._done),
+            f"interrupted after {len(self._done)} of {len(self.spec.mutations)} mutation(s)",
+        )
 
     def _scratch(self, name: str) -> Path:
         return self.workspace.scratch(f"runs/{self.spec.id}/{name}")
@@ -178,6 +199,8 @@ class _SpecRun:
             path = self.workspace.path(relative)
             files = sorted(path.rglob("*")) if path.is_dir() else [path]
             for file in files:
+                if file.is_symlink():  # never read through a link (it may point anywhere)
+                    continue
                 if file.is_file() and "__pycache__" not in file.parts:
                     key = file.relative_to(self.workspace.root).as_posix()
                     digests[key] = file_digest(file.read_bytes())
@@ -194,6 +217,7 @@ class _SpecRun:
     def _run(self, tracked: set[str]) -> SpecResult:
         spec = self.spec
         self.listener.baseline_started(spec)
+        self.listener.phase(Phase.BASELINE)
         self.workspace.capture_reference()
         runs = [
             self.runner.run(
@@ -230,7 +254,8 @@ class _SpecRun:
             self.workspace.capture_reference()  # reference every restore returns to
         self.listener.baseline_finished(spec, baseline)
         timeout_s = self.settings.mutation_timeout(baseline.duration_s)
-        results: list[MutationResult] = []
+        results = self._done
+        self._measured = (baseline, timeout_s)
         for mutation in spec.mutations:
             result = self._mutate(mutation, baseline, timeout_s)
             results.append(result)
@@ -252,17 +277,24 @@ class _SpecRun:
                 f"spec {self.spec.id}, mutation {mutation.index}: {splice.describe()} in the "
                 f"workspace copy of {mutation.file}"
             )
+        mutated = splice.apply(original)
         try:
-            path.write_bytes(splice.apply(original))
+            path.write_bytes(mutated)
+            self.listener.phase(Phase.MUTANT_APPLIED)
             facts = self.runner.run(
                 self.spec.tests, self.workspace.root, self._scratch(f"m{mutation.index}"),
                 timeout_s,
             )
         finally:
-            _restore(path, original)
+            with deferred():  # a signal now is delivered once the original bytes are back
+                self.listener.phase(Phase.RESTORING)
+                intact = self.workspace.restore(mutation.file, original, mutated)
+            self.listener.phase(Phase.RESTORED)
         drift = self.workspace.drift()
         if drift:
             self.workspace.reset()
+        if not intact:  # restored now, but the run replaced or rewrote the mutated file
+            drift = (f"{mutation.file} (replaced or rewritten during the run)", *drift)
         classification = classify(facts, baseline.nodeids, drift)
         return MutationResult(
             mutation=mutation,
@@ -296,19 +328,24 @@ def verify(settings: Settings, listener: Listener, environ: Mapping[str, str]) -
     run_dir = source.ensure_run_dir()
     json_path = settings.json_path or run_dir / "results.json"
     with repository_lock(run_dir, settings.lock_timeout_s):
+        sweep_stale_workspaces()  # what runs killed outright (or forced out) left behind
         listener.head(source, changes)
         interrupted: int | None = None
         spec_results: list[SpecResult] = []
         versions: dict[str, str] = {}
         workspace: Workspace | None = None
+        current: _SpecRun | None = None
         try:
+            listener.phase(Phase.MATERIALISING)
             workspace = Workspace.create(source, included)
             versions = probe_interpreter(settings.python, environ, workspace.scratch("probe"))
             runner = PytestRunner(
                 settings.python, dict(environ), workspace.scratch("pycache")
             )
             for spec in specs:
-                result = _SpecRun(spec, settings, runner, workspace, source, listener).run(tracked)
+                current = _SpecRun(spec, settings, runner, workspace, source, listener)
+                result = current.run(tracked)
+                current = None
                 spec_results.append(result)
                 if settings.fail_fast and (
                     result.error or any(not m.as_expected for m in result.mutations)
@@ -318,9 +355,17 @@ def verify(settings: Settings, listener: Listener, environ: Mapping[str, str]) -
             interrupted = 2
         except Interrupted as signal_error:
             interrupted = signal_error.signal_number
+        except ForcedExit:
+            workspace = None  # exit at once: the next run's sweep removes it
+            raise
         finally:
             if workspace is not None:
+                listener.phase(Phase.REMOVING)
                 workspace.remove()
+        if interrupted is not None and current is not None:
+            partial = current.interrupted()
+            if partial is not None:
+                spec_results.append(partial)
         tool = {**tool_versions(), **versions, "git": git_info.version}
         run = RunResult(
             tool=tool, commit=source.head, dirty=bool(changes), dirty_changes=changes,

@@ -7,15 +7,16 @@ import re
 import sys
 from collections.abc import Callable, Mapping
 from importlib import metadata
+from types import MappingProxyType
 
 from mutharness.errors import EnvironmentProblem
 
-FLOORS: Mapping[str, str] = {
+FLOORS: Mapping[str, str] = MappingProxyType({
     "GitPython": "3.2.1",
     "filelock": "4.3.1",
     "Jinja2": "3.1.6",
     "click": "8.1.8",
-}
+})
 
 
 def version_tuple(text: str) -> tuple[int, ...]:

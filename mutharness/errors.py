@@ -181,3 +181,15 @@ class Interrupted(BaseException):
     def __init__(self, signal_number: int) -> None:
         super().__init__(signal_number)
         self.signal_number = signal_number
+
+
+class ForcedExit(BaseException):
+    """A second termination signal arrived during the cleanup: stop cleaning up and exit now.
+
+    Unwinding still runs the `finally` blocks on its way out (the test process group is killed,
+    the lock released); the workspace is left for the next run's sweep.
+    """
+
+    def __init__(self, signal_number: int) -> None:
+        super().__init__(signal_number)
+        self.signal_number = signal_number

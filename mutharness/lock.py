@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,10 +28,25 @@ def _describe_holder(path: Path) -> str:
         return "unknown (no readable holder record)"
 
 
+def _no_locks(run_dir: Path, detail: str) -> WorkspaceError:
+    """Never fall back to running unlocked, nor to a soft lock a crash would leave stale."""
+    return WorkspaceError(
+        f"the file system of {run_dir} has no working file locks ({detail}); "
+        "run mutharness on a local disk"
+    )
+
+
 @contextmanager
-def repository_lock(run_dir: Path, timeout_s: float) -> Iterator[None]:
-    """Hold the repository's exclusive lock; wait at most `timeout_s`, then name the holder."""
-    lock = filelock.FileLock(
+def repository_lock(
+    run_dir: Path, timeout_s: float,
+    lock_factory: Callable[..., filelock.BaseFileLock] = filelock.FileLock,
+) -> Iterator[None]:
+    """Hold the repository's exclusive lock; wait at most `timeout_s`, then name the holder.
+
+    `lock_factory` makes the lock (a filelock class); tests pass one that fails as a file
+    system without working locks does.
+    """
+    lock = lock_factory(
         str(run_dir / LOCK_NAME), timeout=timeout_s, thread_local=False, fallback_to_soft=False
     )
     holder_path = run_dir / HOLDER_NAME
@@ -42,10 +58,14 @@ def repository_lock(run_dir: Path, timeout_s: float) -> Iterator[None]:
             str(run_dir / LOCK_NAME), round(time.monotonic() - started, 1),
             _describe_holder(holder_path),
         ) from None
-    except NotImplementedError as error:
+    except NotImplementedError as error:  # filelock 3 reported a flock-less file system so
+        raise _no_locks(run_dir, str(error)) from None
+    except OSError as error:  # filelock 4: ENOSYS from flock (NFS mounted nolock...)
+        if error.errno == errno.ENOSYS:
+            raise _no_locks(run_dir, error.strerror or str(error)) from None
         raise WorkspaceError(
-            f"the file system of {run_dir} has no working file locks ({error}); "
-            "run mutharness on a local disk"
+            f"cannot take the lock {run_dir / LOCK_NAME}: {error.strerror or error}; "
+            "mutharness needs a writable run directory on a local disk"
         ) from None
     try:
         holder = {

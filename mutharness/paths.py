@@ -1,8 +1,13 @@
-"""Portable repo-relative path rules for spec fields (pure; no file system access)."""
+"""Portable repo-relative path rules for spec fields, and the one walk that never follows a link.
+
+Everything here is pure except `linked_parent`, which only `lstat`s.
+"""
 
 from __future__ import annotations
 
 import re
+import stat
+from pathlib import Path
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 # Windows device names (as os.path.isreserved, Python 3.13): reserved with any extension,
@@ -56,4 +61,26 @@ def test_entry_problem(entry: str) -> str | None:
     file_problem = path_problem(file_part.rstrip("/") if file_part.endswith("/") else file_part)
     if file_problem is not None:
         return f"path {file_part!r} {file_problem}"
+    return None
+
+
+def linked_parent(root: Path, relative: str) -> str | None:
+    """The first directory on the way from `root` to `relative` that is a symlink or not a
+    directory (as a repo-relative path), or None when every one that exists is a real directory.
+
+    Each component is `lstat`ed, never followed: a path under a symlinked directory would read,
+    write or delete a file outside `root`.
+    """
+    parts = relative.split("/")[:-1]
+    current = root
+    for index, part in enumerate(parts):
+        current = current / part
+        try:
+            mode = current.lstat().st_mode
+        except FileNotFoundError:
+            return None
+        except OSError:  # e.g. not a directory further up, or no permission: not a safe way
+            return "/".join(parts[: index + 1])
+        if not stat.S_ISDIR(mode):
+            return "/".join(parts[: index + 1])
     return None

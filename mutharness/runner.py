@@ -33,6 +33,7 @@ class ReportState(Enum):
     UNREADABLE = "unreadable"
     STALE = "stale"
     MISMATCH = "exit-status-mismatch"
+    UNFINISHED = "session-unfinished"  # a report, but the session never reached its end
 
 
 @dataclass(frozen=True)
@@ -206,6 +207,10 @@ class PytestRunner:
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # writes go to the private prefix only
         env["PYTHONHASHSEED"] = "0"
         env["MUTHARNESS_PROBE_OUT"] = str(probe_out)
+        private_tmp = scratch / "tmp"  # the tests' temp files go away with the workspace
+        private_tmp.mkdir()
+        for name in ("TMPDIR", "TEMP", "TMP"):
+            env[name] = str(private_tmp)
         env["PYTHONPATH"] = os.pathsep.join(
             part for part in (str(probe_dir), env.get("PYTHONPATH", "")) if part
         )
@@ -215,6 +220,10 @@ class PytestRunner:
             cwd=cwd, env=env, log_path=scratch / "pytest.log", timeout_s=timeout_s,
         )
         state, document = read_report(report, started_wall, result.returncode)
+        if state is ReportState.OK and not probe_out.is_file():
+            # The probe writes at session end, like the report plugin: a report without it was
+            # written by something else (a test forging one, then os._exit) or cut short.
+            state = ReportState.UNFINISHED
         imports: Mapping[str, Any] = {}
         if probe_out.is_file():
             try:

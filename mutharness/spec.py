@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
+import stat
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +22,7 @@ MAX_TESTS = 1000
 MAX_TEXT_CHARS = 64 * 1024
 MAX_NAME_CHARS = 1000
 MAX_SAFE_INTEGER = 2**53 - 1  # as the Node-project tools: a "positive safe integer"
+MAX_PROBLEMS = 50  # per spec file; the rest are counted, so a hostile file cannot flood a log
 RUNNERS = ("pytest",)
 
 _TOP_KEYS = frozenset({"tests", "expectBaselinePass", "mutations", "runner"})
@@ -99,13 +102,34 @@ def _int(literal: str) -> int | _BadNumber:
     return int(literal)
 
 
+# C0 and C1 controls, DEL, and the bidirectional overrides that make text read other than it is
+_CONTROL = frozenset(
+    [chr(code) for code in (*range(0x20), *range(0x7F, 0xA0))]
+    + ["\u061c", "\u200e", "\u200f", *map(chr, range(0x202A, 0x202F)),
+       *map(chr, range(0x2066, 0x206A))]
+)
+_NAME_WHITESPACE = frozenset("\t\n\r")  # a name may be wrapped over lines
+
+
 def _printable(text: str) -> str:
-    """`text` with lone surrogates escaped, so that it can always be printed."""
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    """`text` with lone surrogates and control characters escaped: safe to print anywhere."""
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    if _CONTROL.isdisjoint(text):
+        return text
+    return "".join(
+        char.encode("unicode_escape").decode("ascii") if char in _CONTROL else char
+        for char in text
+    )
 
 
 def _has_surrogate(text: str) -> bool:
     return any("\ud800" <= char <= "\udfff" for char in text)
+
+
+def _control_in(text: str) -> str | None:
+    """The first control character of a name (tab, newline and CR allowed), escaped."""
+    found = next((char for char in text if char in _CONTROL - _NAME_WHITESPACE), None)
+    return None if found is None else found.encode("unicode_escape").decode("ascii")
 
 
 def _pointer(*parts: str | int) -> str:
@@ -141,13 +165,29 @@ class _Collector:
     def __init__(self, path: str) -> None:
         self.path = path
         self.problems: list[SpecProblem] = []
+        self.more = 0  # problems found beyond MAX_PROBLEMS, counted, not kept
         self._pointers: set[str] = set()
 
     def add(self, pointer: str, text: str) -> None:
         if pointer in self._pointers:
             return  # e.g. a NaN reported as such is not also "not a positive integer"
         self._pointers.add(pointer)
+        if len(self.problems) >= MAX_PROBLEMS:
+            self.more += 1
+            return
         self.problems.append(SpecProblem(self.path, pointer, text))
+
+    @property
+    def count(self) -> int:
+        """Every problem found so far, kept or not."""
+        return len(self.problems) + self.more
+
+    def report(self) -> tuple[SpecProblem, ...]:
+        """The problems kept, and a last one counting the rest."""
+        if not self.more:
+            return tuple(self.problems)
+        more = SpecProblem(self.path, "", f"... and {self.more} more problem(s) in this file")
+        return (*self.problems, more)
 
 
 def _object(value: Any, pointer: str, keys: frozenset[str], out: _Collector) -> dict[str, Any]:
@@ -237,12 +277,15 @@ def _mutation(index: int, value: Any, out: _Collector) -> Mutation | None:
     members = _object(value, pointer, _MUTATION_KEYS, out)
     if not isinstance(value, _Pairs):
         return None
-    before = len(out.problems)
+    before = out.count
     for key in ("name", "file", "anchor", "replacement"):
         if key not in members:
             out.add(_join(pointer, key), "is required")
     name = _string(members.get("name", ""), _join(pointer, "name"), out, empty_ok=False,
                    limit=MAX_NAME_CHARS) if "name" in members else None
+    if name is not None and (control := _control_in(name)) is not None:
+        out.add(_join(pointer, "name"),
+                f"contains the control character {control} (names are shown on terminals)")
     file = _string(members["file"], _join(pointer, "file"), out, empty_ok=False,
                    limit=MAX_NAME_CHARS) if "file" in members else None
     if file is not None and (problem := path_problem(file)) is not None:
@@ -260,7 +303,7 @@ def _mutation(index: int, value: Any, out: _Collector) -> Mutation | None:
     killed_by: list[str] | None = []
     if "killedBy" in members:
         killed_by = _string_list(members["killedBy"], _join(pointer, "killedBy"), out, MAX_TESTS)
-    if len(out.problems) > before:
+    if out.count > before:
         return None
     assert name is not None and file is not None and anchor is not None
     assert replacement is not None and killed_by is not None
@@ -336,18 +379,20 @@ def parse_spec(data: bytes, path: str) -> tuple[Spec | None, tuple[SpecProblem, 
     out = _Collector(path)
     if len(data) > MAX_SPEC_BYTES:
         out.add("", f"is {len(data)} bytes; the limit is {MAX_SPEC_BYTES}")
-        return None, tuple(out.problems)
+        return None, out.report()
     if data.startswith(b"\xef\xbb\xbf"):
         out.add("", "starts with a UTF-8 byte order mark; save it as UTF-8 without a BOM")
-        return None, tuple(out.problems)
+        return None, out.report()
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
-        out.add("", f"is not valid UTF-8 (byte {error.start})")
-        return None, tuple(out.problems)
+        utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff"))
+        hint = "; it looks like UTF-16: save it as UTF-8" if utf16 else ""
+        out.add("", f"is not valid UTF-8 (byte {error.start}){hint}")
+        return None, out.report()
     if (depth := _max_depth(text)) > MAX_DEPTH:
         out.add("", f"nests {depth} levels deep; the limit is {MAX_DEPTH}")
-        return None, tuple(out.problems)
+        return None, out.report()
     try:
         document = json.loads(
             text, object_pairs_hook=_Pairs, parse_constant=_non_finite, parse_float=_float,
@@ -355,17 +400,38 @@ def parse_spec(data: bytes, path: str) -> tuple[Spec | None, tuple[SpecProblem, 
         )
     except json.JSONDecodeError as error:
         out.add("", f"is not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})")
-        return None, tuple(out.problems)
+        return None, out.report()
     except ValueError as error:  # e.g. an integer with too many digits
         out.add("", f"is not valid JSON: {error}")
-        return None, tuple(out.problems)
+        return None, out.report()
     fields = _validate(document, path, out)
     if fields is None:
-        return None, tuple(out.problems)
+        return None, out.report()
     tests, expected, mutations, runner = fields
     spec_id = Path(path).stem
     digest = hashlib.sha256(data).hexdigest()
     return Spec(spec_id, path, digest, tests, expected, mutations, runner), ()
+
+
+def _read_bounded(path: Path) -> bytes | str:
+    """A spec file's bytes, or why they were not read: never more than MAX_SPEC_BYTES + 1.
+
+    The size is checked on the open file before reading, and the read is capped anyway, so a
+    spec that is (or links to) /dev/zero, a FIFO or a file still growing cannot exhaust memory
+    or block.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    descriptor = os.open(path, flags)
+    with os.fdopen(descriptor, "rb") as handle:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
+            return "cannot be read: it is not a regular file"
+        if info.st_size > MAX_SPEC_BYTES:
+            return f"is larger than {MAX_SPEC_BYTES} bytes"
+        data = handle.read(MAX_SPEC_BYTES + 1)
+    if len(data) > MAX_SPEC_BYTES:
+        return f"is larger than {MAX_SPEC_BYTES} bytes"
+    return data
 
 
 def load_specs(paths: Sequence[Path], display: Iterable[str] | None = None) -> tuple[Spec, ...]:
@@ -376,12 +442,12 @@ def load_specs(paths: Sequence[Path], display: Iterable[str] | None = None) -> t
     seen_ids: dict[str, str] = {}
     for path, name in zip(paths, names, strict=True):
         try:
-            if path.stat().st_size > MAX_SPEC_BYTES:
-                problems.append(SpecProblem(name, "", f"is larger than {MAX_SPEC_BYTES} bytes"))
-                continue
-            data = path.read_bytes()
+            data = _read_bounded(path)
         except OSError as error:
             problems.append(SpecProblem(name, "", f"cannot be read: {error.strerror}"))
+            continue
+        if isinstance(data, str):
+            problems.append(SpecProblem(name, "", data))
             continue
         spec, found = parse_spec(data, name)
         problems.extend(found)

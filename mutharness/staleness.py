@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
+from typing import Final
 
 from mutharness.digest import file_digest
 from mutharness.workspace import SourceRepo
@@ -15,7 +17,7 @@ _COMMIT = re.compile(r"^\| commit measured \| `([0-9a-f]{7,64})`", re.MULTILINE)
 _FENCE_OPEN = re.compile(r"^(`{3,})[^`]*$")
 _SUM_LINE = re.compile(r"^([0-9a-f]{64}) [ *](.+)$")
 _DRIVE = re.compile(r"^[A-Za-z]:")
-_UNESCAPE = {"\\": "\\", "n": "\n", "r": "\r"}
+_UNESCAPE: Final = MappingProxyType({"\\": "\\", "n": "\n", "r": "\r"})
 
 
 @dataclass(frozen=True)

@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
-import signal
+import socket
 import stat
 import sys
 import tempfile
-import threading
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mutharness.digest import changed_paths, tree_digest
 from mutharness.errors import GitError, WorkspaceError
+from mutharness.paths import linked_parent
+from mutharness.signals import deferred as _signals_deferred
 
 MIN_GIT = (2, 30)
 RUN_DIR = ".mutharness"
@@ -114,35 +115,20 @@ def configure_git(path_env: str, refuse: Iterable[Path] = ()) -> GitInfo:
     return GitInfo(str(found), ".".join(map(str, version)))
 
 
-_DEFERRED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+def refused_directory(stderr: str) -> str | None:
+    """The directory git refuses as owned by another user (CVE-2022-24765), from its message.
 
-
-@contextmanager
-def _signals_deferred() -> Iterator[None]:
-    """Hold Ctrl-C and SIGTERM until the git command in this block has ended, then deliver them.
-
-    GitPython neither kills nor waits for its child when an exception interrupts it: a signal
-    that lands mid-command would let the workspace be deleted under a still-running git (and
-    the harness exit, leaving that git behind). git commands are short and local, and on a
-    terminal Ctrl-C reaches git too, so holding the signal for one command costs little.
-    Only the main thread can set handlers; elsewhere this does nothing.
+    git names the repository's top level, which is what `safe.directory` needs, whatever
+    directory the command ran in. Both wordings: >= 2.36 and 2.35.2-2.35.x.
     """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    pending: list[int] = []
-
-    def hold(signal_number: int, _frame: object) -> None:
-        pending.append(signal_number)
-
-    previous = {number: signal.signal(number, hold) for number in _DEFERRED_SIGNALS}
-    try:
-        yield
-    finally:
-        for number, handler in previous.items():
-            signal.signal(number, signal.SIG_DFL if handler is None else handler)
-        if pending:
-            signal.raise_signal(pending[0])  # the handler in force before runs now
+    for pattern in (
+        r"dubious ownership in repository at '(.+)'$",
+        r"unsafe repository \('(.+)' is owned by someone else\)",
+    ):
+        found = re.search(pattern, stderr, re.MULTILINE)
+        if found:
+            return found.group(1)
+    return None
 
 
 def _run(git_info: GitInfo, cwd: Path, args: list[str], **kwargs: Any) -> str:
@@ -167,13 +153,14 @@ def _run(git_info: GitInfo, cwd: Path, args: list[str], **kwargs: Any) -> str:
         return str(output)
     except git.GitCommandError as error:
         stderr = str(error.stderr or "")
-        if "dubious ownership" in stderr:
+        refused = refused_directory(stderr)
+        if refused is not None:
             raise GitError(
-                f"git refuses {cwd}: it is owned by another user (dubious ownership)",
+                f"git refuses {refused}: it is owned by another user (dubious ownership)",
                 stderr,
                 remedy=(
                     "if you trust this repository, run: git config --global --add "
-                    f"safe.directory {cwd} (mutharness never changes your git config)"
+                    f"safe.directory {refused} (mutharness never changes your git config)"
                 ),
             ) from None
         raise GitError(f"git {' '.join(args[:2])} failed in {cwd}", stderr) from None
@@ -248,6 +235,15 @@ class SourceRepo:
             return None
         return int(counted.strip() or 0)
 
+    def info_attributes(self) -> bytes | None:
+        """The repository's own `info/attributes` (uncommitted EOL rules...), if it has one."""
+        found = Path(_run(self.git, self.root, ["rev-parse", "--git-path", "info/attributes"])
+                     .strip())
+        path = found if found.is_absolute() else self.root / found
+        if path.is_symlink() or not path.is_file():
+            return None
+        return path.read_bytes()
+
     def eol_config(self) -> tuple[str, ...]:
         """`-c key=value` pairs for the EOL settings in force here, for the workspace checkout."""
         pairs: list[str] = []
@@ -288,12 +284,38 @@ def _onerror(func: Callable[..., Any], path: str, _info: Any) -> None:
     func(path)
 
 
+def _real_directories(root: Path, relative: str) -> None:
+    """Make every directory on the way to `relative` a real directory inside `root`.
+
+    A symlink (or file) in the way is removed first, so a write below it stays in `root`.
+    """
+    current = root
+    for part in relative.split("/")[:-1]:
+        current = current / part
+        if current.is_symlink() or (current.exists() and not current.is_dir()):
+            current.unlink()
+        current.mkdir(exist_ok=True)
+
+
 def remove_tree(path: Path) -> None:
     """Delete a directory tree, read-only files included."""
     if sys.version_info >= (3, 12):
         shutil.rmtree(path, onexc=_onerror)
     else:  # pragma: no cover - Python 3.11
         shutil.rmtree(path, onerror=_onerror)
+
+
+def remove_workspace_dir(base: Path) -> None:
+    """Delete a workspace directory, its marker last: one whose removal is cut short (a second
+    signal, a crash) still carries the marker, so the next run's sweep finds it."""
+    for child in base.iterdir():
+        if child.name == MARKER:
+            continue
+        if child.is_dir() and not child.is_symlink():
+            remove_tree(child)
+        else:
+            child.unlink()
+    remove_tree(base)
 
 
 class Workspace:
@@ -312,7 +334,7 @@ class Workspace:
     def create(cls, source: SourceRepo, include: tuple[str, ...] = ()) -> Workspace:
         """Check `source.head` out under the temp dir; overlay `include`d uncommitted paths."""
         base = Path(tempfile.mkdtemp(prefix="mh-"))
-        (base / MARKER).write_text(f"{os.getpid()}\n")
+        (base / MARKER).write_text(f"{os.getpid()}\n{socket.gethostname()}\n")  # see sweep
         workspace = cls(base, base / "repo")
         try:
             workspace._materialise(source, include)
@@ -323,7 +345,7 @@ class Workspace:
 
     def _materialise(self, source: SourceRepo, include: tuple[str, ...]) -> None:
         empty = self.base / "empty"
-        empty.mkdir()
+        empty.mkdir(exist_ok=True)  # exists when a reset builds the checkout again
         self._source, self._include = source, include
         gitinfo = source.git
         _run(gitinfo, self.base, ["init", "-q", f"--template={empty}", str(self.root)])
@@ -331,6 +353,9 @@ class Workspace:
             "fetch", "-q", "--no-tags", "--no-write-fetch-head", "--depth=1",
             source.root.as_uri(), source.head,
         ])
+        if (attributes := source.info_attributes()) is not None:  # they shape the checkout too
+            (self.root / ".git/info").mkdir(parents=True, exist_ok=True)
+            (self.root / ".git/info/attributes").write_bytes(attributes)
         _run(gitinfo, self.root, [
             *source.eol_config(), "-c", "advice.detachedHead=false",
             "checkout", "-q", "--detach", source.head,
@@ -339,15 +364,24 @@ class Workspace:
             self._overlay(source.root, path)
 
     def _overlay(self, source_root: Path, path: str) -> None:
-        """Copy one uncommitted path's bytes from the user's tree (or delete it here)."""
+        """Copy one uncommitted path's bytes from the user's tree (or delete it here).
+
+        No symlinked directory is followed on either side: under one in the user's tree a path
+        counts as absent (as git sees it); in the workspace one is replaced by a real directory
+        before writing. Nothing outside either tree is read, written or deleted.
+        """
         origin = source_root / path
         target = self.root / path
-        if origin.is_symlink() or not origin.exists():
-            if target.is_file() or target.is_symlink():
+        if linked_parent(source_root, path) is not None or (
+            origin.is_symlink() or not origin.exists()
+        ):
+            if linked_parent(self.root, path) is None and (target.is_file() or target.is_symlink()):
                 target.unlink()
             return
         if origin.is_file():
-            target.parent.mkdir(parents=True, exist_ok=True)
+            _real_directories(self.root, path)
+            if target.is_symlink():
+                target.unlink()  # write_bytes would write through it
             target.write_bytes(origin.read_bytes())
             shutil.copymode(origin, target)
 
@@ -356,8 +390,18 @@ class Workspace:
         if self._source is None:
             raise WorkspaceError("the workspace was never materialised")
         gitinfo = self._source.git
-        _run(gitinfo, self.root, [*self._source.eol_config(), "reset", "-q", "--hard"])
-        _run(gitinfo, self.root, ["clean", "-q", "-ffdx"])
+        git_dir = self.root / ".git"
+        # Named explicitly: with the checkout's .git deleted or emptied by a run, git would
+        # otherwise search upwards and reset and clean whatever repository encloses TMPDIR.
+        pinned = [f"--git-dir={git_dir}", f"--work-tree={self.root}"]
+        try:
+            if not self._git_dir_intact():
+                raise GitError(f"{git_dir} is no longer a directory")
+            _run(gitinfo, self.root, [*pinned, *self._source.eol_config(), "reset", "-q", "--hard"])
+            _run(gitinfo, self.root, [*pinned, "clean", "-q", "-ffdx"])
+        except GitError:  # a run broke the checkout's own .git: build the checkout again
+            remove_tree(self.root)
+            self._materialise(self._source, self._include)
         for path in self._include:
             self._overlay(self._source.root, path)
         for relative, kind in self._reference.items():
@@ -388,8 +432,40 @@ class Workspace:
         self._reference = reference
 
     def drift(self) -> tuple[str, ...]:
-        """Paths whose bytes differ from the reference state."""
-        return changed_paths(self._reference, tree_digest(self.root, frozenset({".git"})))
+        """Paths whose bytes differ from the reference state (and `.git`, if a run broke it)."""
+        changed = changed_paths(self._reference, tree_digest(self.root, frozenset({".git"})))
+        return changed if self._git_dir_intact() else tuple(sorted({*changed, ".git"}))
+
+    def _git_dir_intact(self) -> bool:
+        """Whether the checkout's `.git` is still a real directory holding a HEAD."""
+        git_dir = self.root / ".git"
+        try:
+            return stat.S_ISDIR(git_dir.lstat().st_mode) and stat.S_ISREG(
+                (git_dir / "HEAD").lstat().st_mode
+            )
+        except OSError:
+            return False
+
+    def restore(self, relative: str, original: bytes, mutated: bytes) -> bool:
+        """Write a mutated file's original bytes back; never through a link a run planted.
+
+        False when the run changed the file, or replaced it or a directory above it (with a
+        symlink, a directory...): such a run proves nothing. Whatever was planted is removed,
+        never followed, so nothing outside the checkout is written.
+        """
+        target = self.path(relative)
+        intact = linked_parent(self.root, relative) is None
+        _real_directories(self.root, relative)
+        if target.is_symlink() or (target.exists() and not target.is_file()):
+            intact = False
+            if target.is_dir() and not target.is_symlink():
+                remove_tree(target)
+            else:
+                target.unlink()
+        elif not target.exists() or target.read_bytes() != mutated:
+            intact = False
+        target.write_bytes(original)
+        return intact
 
     def path(self, relative: str) -> Path:
         """A spec path inside the checkout."""
@@ -404,7 +480,7 @@ class Workspace:
         return path
 
     def remove(self) -> None:
-        """Delete the whole workspace."""
+        """Delete the whole workspace (its marker last, so a cut-short removal is swept)."""
         if self.base.exists():
-            remove_tree(self.base)
+            remove_workspace_dir(self.base)
 

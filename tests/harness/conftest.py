@@ -74,7 +74,7 @@ class Project:
         if isinstance(text, bytes):
             path.write_bytes(text)
         else:
-            path.write_text(text, encoding="utf-8")
+            path.write_text(text, encoding="utf-8", newline="\n")
         return path
 
     def commit(self, message: str = "change") -> None:
@@ -229,6 +229,10 @@ class Recorder:
         self.events: list[str] = []
         self.errors: list[str] = []
         self.results: list[Any] = []
+        self.phases: list[str] = []  # engine.Phase transitions, kept apart from `events`
+
+    def phase(self, phase: Any) -> None:
+        self.phases.append(str(phase))
 
     def head(self, source: Any, changes: Any) -> None:
         self.events.append("head")

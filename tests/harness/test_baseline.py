@@ -150,10 +150,13 @@ def test_a_baseline_that_edits_a_tracked_file_is_refused(
 def test_a_baseline_pytest_cannot_start_is_refused_with_pytests_own_words(
     make_project: ProjectFactory, verify_here: Verify
 ) -> None:
-    project = make_project(spec=default_spec(tests=["tests/test_missing.py"]))
+    # a missing test *file* is a spec problem found before anything runs; a missing test
+    # *function* in a tracked file is for pytest to find, and it exits 4 (usage error)
+    project = make_project(spec=default_spec(tests=["tests/test_calc.py::test_missing"]))
 
     run, recorder = verify_here(project)
 
     assert run.exit_code() is ExitCode.NO_VERDICT
     assert "exit status 4" in recorder.errors[0]
-    assert "file or directory not found: tests/test_missing.py" in recorder.errors[0]
+    assert "not found:" in recorder.errors[0]
+    assert "tests/test_calc.py::test_missing" in recorder.errors[0]

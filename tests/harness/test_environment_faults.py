@@ -1,0 +1,143 @@
+"""Faults of the machine rather than of the spec: git refusing a repository another user owns,
+and a file system whose file locks do not work. Each ends in one clear error (exit 2), changes
+nothing of the user's (tree, `.git`, global git config), and never runs without the lock.
+
+(Not a git repository, an unborn HEAD and a missing git are in test_isolation.py.)
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import filelock
+import pytest
+from conftest import Completed, Project
+from liverun import Sandbox, snapshot
+
+from mutharness.digest import tree_digest
+from mutharness.errors import ExitCode, WorkspaceError
+from mutharness.lock import HOLDER_NAME, repository_lock
+from mutharness.workspace import refused_directory
+
+Cli = Callable[..., Completed]
+MakeProject = Callable[..., Project]
+
+NOBODY = 65534
+
+
+def _chown_tree(root: Path, uid: int) -> None:
+    for path in [root, *root.rglob("*")]:
+        os.lchown(path, uid, uid)
+
+
+@pytest.mark.skipif(
+    sys.platform == "win32" or os.geteuid() != 0,
+    reason="needs root (POSIX) to hand the repository to another user",
+)
+def test_a_repository_another_user_owns_exits_2_quoting_gits_refusal_and_the_remedy_for_its_root(
+    make_project: MakeProject, cli: Cli, git_home: Path, tmp_path: Path
+) -> None:
+    project = make_project()
+    _chown_tree(project.root, NOBODY)
+    sandbox = Sandbox.under(tmp_path)
+    before = snapshot(project.root)
+    home_before = tree_digest(git_home)
+
+    done = cli(project.root / "src", "verify", "../specs/calc.json", env=sandbox.env())
+
+    assert done.code == 2, done.out + done.err
+    assert "Traceback" not in done.err
+    assert done.err.startswith("mutharness: error: git refuses")
+    assert "detected dubious ownership in repository at" in done.err  # git's own words
+    remedy = re.search(r"git config --global --add safe\.directory (.+) \(mutharness", done.err)
+    assert remedy is not None, done.err
+    assert remedy.group(1) == str(project.root)  # the repository's root, not the cwd below it
+    assert tree_digest(git_home) == home_before  # the global git config is never changed
+    assert snapshot(project.root) == before
+    assert not (project.root / ".mutharness").exists()
+    assert sandbox.workspaces() == []
+
+
+@pytest.mark.parametrize(("stderr", "directory"), [
+    ("fatal: detected dubious ownership in repository at '/srv/repo'\n"
+     "To add an exception for this directory, call:\n\n"
+     "\tgit config --global --add safe.directory /srv/repo", "/srv/repo"),
+    ("\n  stderr: 'fatal: detected dubious ownership in repository at 'C:/work/my repo'\n"
+     "'C:/work/my repo' is owned by:\n\t'S-1-5-32-544'\nbut the current user is:\n"
+     "\t'S-1-5-21-1'\nTo add an exception for this directory, call:\n\n"
+     "\tgit config --global --add safe.directory 'C:/work/my repo''", "C:/work/my repo"),
+    ("fatal: unsafe repository ('/srv/old' is owned by someone else)\n"
+     "To add an exception for this directory, call:\n\n"
+     "\tgit config --global --add safe.directory /srv/old", "/srv/old"),
+    ("fatal: not a git repository (or any of the parent directories): .git", None),
+])
+def test_the_directory_git_refuses_is_read_from_its_message_in_both_wordings(
+    stderr: str, directory: str | None
+) -> None:
+    assert refused_directory(stderr) == directory
+
+
+class _NoFlockLock(filelock.FileLock):
+    """filelock on NFS mounted `nolock`: flock fails with ENOSYS, as filelock 4 reports it."""
+
+    def _acquire(self) -> None:
+        raise OSError(errno.ENOSYS, os.strerror(errno.ENOSYS), self.lock_file)
+
+
+class _NotImplementedLock(filelock.FileLock):
+    """The same file system as filelock 3 reported it."""
+
+    def _acquire(self) -> None:
+        raise NotImplementedError(
+            "FileSystem does not appear to support flock; use SoftFileLock instead"
+        )
+
+
+class _ReadOnlyLock(filelock.FileLock):
+    """A run directory on a read-only file system."""
+
+    def _acquire(self) -> None:
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), self.lock_file)
+
+
+@pytest.mark.parametrize(("factory", "words"), [
+    (_NoFlockLock, "has no working file locks"),
+    (_NotImplementedLock, "has no working file locks"),
+    (_ReadOnlyLock, "cannot take the lock"),
+], ids=["ENOSYS", "NotImplementedError", "EROFS"])
+def test_a_lock_that_cannot_be_taken_is_one_clear_error_and_nothing_runs_without_it(
+    factory: Callable[..., filelock.BaseFileLock], words: str, tmp_path: Path
+) -> None:
+    ran = False
+
+    with pytest.raises(WorkspaceError) as raised:  # noqa: SIM117 - the body must not run
+        with repository_lock(tmp_path, 5, lock_factory=factory):
+            ran = True
+
+    assert not ran
+    assert raised.value.exit_code == ExitCode.NO_VERDICT
+    message = raised.value.message()
+    assert words in message and str(tmp_path) in message
+    assert "local disk" in message
+    assert not (tmp_path / HOLDER_NAME).exists()
+
+
+def test_the_lock_is_a_real_file_lock_never_a_silent_soft_fallback(tmp_path: Path) -> None:
+    seen: dict[str, Any] = {}
+
+    class Watched(filelock.FileLock):
+        def _acquire(self) -> None:
+            seen["fallback_to_soft"] = self.fallback_to_soft
+            super()._acquire()
+
+    with repository_lock(tmp_path, 5, lock_factory=Watched):
+        assert (tmp_path / HOLDER_NAME).exists()
+
+    assert seen == {"fallback_to_soft": False}
+    assert not (tmp_path / HOLDER_NAME).exists()
