@@ -52,6 +52,9 @@ ROWS: tuple[Row, ...] = (
     # -- environment ---------------------------------------------------------------------
     Row("environment", "git missing from PATH", "one clear line, exit 2", "exit 2, no traceback",
         H + "test_isolation.py::test_without_git_on_PATH_verify_exits_2_with_one_clear_line"),
+    Row("environment", "git older than 2.30 on PATH", "one clear line naming the version and the minimum, exit 2",
+        "exit 2, 'git version 2.20.1 ... is too old', no traceback",
+        H + "test_isolation.py::test_a_git_older_than_2_30_makes_verify_exit_2_with_one_clear_line"),
     Row("environment", "not a git repository", "one clear line, exit 2", "exit 2, no traceback",
         H + "test_isolation.py::test_outside_a_git_repository_verify_exits_2_with_one_clear_line"),
     Row("environment", "unborn HEAD", "one clear line, exit 2", "exit 2, no traceback",

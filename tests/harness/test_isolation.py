@@ -7,9 +7,11 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from conftest import Completed, Project, default_spec, git
 from liverun import ONE_MUTATION_SPEC, Sandbox, snapshot
 
@@ -124,3 +126,21 @@ def test_an_unborn_HEAD_makes_verify_exit_2_with_one_clear_line(
     done = cli(unborn, "verify", "specs/calc.json")
 
     _assert_one_line_error(done, "no commits yet")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a POSIX shell script stands in for git")
+def test_a_git_older_than_2_30_makes_verify_exit_2_with_one_clear_line(
+    make_project: MakeProject, cli: Cli, tmp_path: Path
+) -> None:
+    project = make_project()
+    old = tmp_path / "old-git"
+    old.mkdir()
+    fake = old / "git"
+    fake.write_text("#!/bin/sh\necho 'git version 2.20.1'\n")
+    fake.chmod(0o755)
+    env = Sandbox.under(tmp_path).env(PATH=str(old))
+
+    done = cli(project.root, "verify", "specs/calc.json", env=env)
+
+    _assert_one_line_error(done, "git version 2.20.1", "too old")
+    assert "2.30" in done.err
