@@ -266,7 +266,8 @@ def test_a_child_killed_by_a_signal_reports_that_signal_and_is_not_a_timeout(
 
 def test_output_goes_to_the_log_file_and_the_exit_status_is_kept(tmp_path: Path) -> None:
     result = run_child(
-        tmp_path, "import sys; print('out'); print('err', file=sys.stderr); sys.exit(3)",
+        tmp_path,
+        "import sys; print('out', flush=True); print('err', file=sys.stderr); sys.exit(3)",
         timeout_s=60,
     )
 
