@@ -197,3 +197,18 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+# A stand-in for git that publishes its pid and dawdles when it builds a workspace (fetch).
+SLOW_GIT = """\
+#!/bin/sh
+# The real git, except that `fetch` (building the workspace) first publishes its pid and dawdles.
+for arg in "$@"; do
+  if [ "$arg" = fetch ]; then
+    echo $$ > "$MH_SPY_DIR/git.pid.tmp"
+    mv "$MH_SPY_DIR/git.pid.tmp" "$MH_SPY_DIR/git.pid"
+    sleep 1
+  fi
+done
+exec {git} "$@"
+"""

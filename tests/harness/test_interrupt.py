@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from conftest import Completed, Project
-from liverun import Sandbox, add_probes, alive, snapshot, spawn, wait_for
+from liverun import SLOW_GIT, Sandbox, add_probes, alive, snapshot, spawn, wait_for
 
 Cli = Callable[..., Completed]
 MakeProject = Callable[..., Project]
@@ -119,20 +119,6 @@ def test_sigterm_while_the_baseline_runs_exits_143_and_cleans_up_everything(
     assert results["signal"] == signal.SIGTERM
     assert results["exit_code"] == 143
     assert not (project.root / ".mutharness/lock-holder.json").exists()
-
-
-SLOW_GIT = """\
-#!/bin/sh
-# The real git, except that `fetch` (building the workspace) first publishes its pid and dawdles.
-for arg in "$@"; do
-  if [ "$arg" = fetch ]; then
-    echo $$ > "$MH_SPY_DIR/git.pid.tmp"
-    mv "$MH_SPY_DIR/git.pid.tmp" "$MH_SPY_DIR/git.pid"
-    sleep 1
-  fi
-done
-exec {git} "$@"
-"""
 
 
 def test_ctrl_c_while_the_workspace_is_built_waits_for_git_then_cleans_up_and_exits_130(

@@ -30,7 +30,15 @@ from typing import Any
 
 import pytest
 from conftest import Completed, Project, Recorder
-from liverun import ONE_MUTATION_SPEC, Sandbox, alive, snapshot, spawn, wait_for
+from liverun import (
+    ONE_MUTATION_SPEC,
+    SLOW_GIT,
+    Sandbox,
+    alive,
+    snapshot,
+    spawn,
+    wait_for,
+)
 
 from mutharness.engine import Phase, Settings, verify
 from mutharness.errors import ExitCode, ForcedExit, Interrupted
@@ -93,18 +101,6 @@ PHASES_SPEC: dict[str, Any] = {
     ],
 }
 
-SLOW_GIT = """\
-#!/bin/sh
-# The real git, except that `fetch` (building the workspace) first publishes its pid and dawdles.
-for arg in "$@"; do
-  if [ "$arg" = fetch ]; then
-    echo $$ > "$MH_SPY_DIR/git.pid.tmp"
-    mv "$MH_SPY_DIR/git.pid.tmp" "$MH_SPY_DIR/git.pid"
-    sleep 1
-  fi
-done
-exec {git} "$@"
-"""
 
 # The real command line, with one addition: the Nth announcement of a phase (MH_SIGNAL_AT,
 # "restoring:2") makes the process send itself the real signal MH_SIGNAL.
