@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import signal
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,11 @@ from typing import Any
 import pytest
 from conftest import Completed, Project
 from liverun import SLOW_GIT, Sandbox, add_probes, alive, snapshot, spawn, wait_for
+
+pytestmark = pytest.mark.skipif(
+    sys.platform == "win32", reason="POSIX signals sent to a child process"
+)
+
 
 Cli = Callable[..., Completed]
 MakeProject = Callable[..., Project]

@@ -24,6 +24,11 @@ from conftest import (
 from mutharness.errors import EnvironmentProblem
 from mutharness.runner import PytestRunner, ReportState, probe_interpreter
 
+pytestmark = pytest.mark.skipif(
+    sys.platform == "win32", reason="builds POSIX venv layouts (bin/python) and shell stand-ins"
+)
+
+
 ProjectFactory = Callable[..., Project]
 VenvFactory = Callable[..., Venv]
 Cli = Callable[..., Completed]

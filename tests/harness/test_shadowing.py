@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from conftest import PYPROJECT, Completed, Project, Recorder, Venv
 
 from mutharness.errors import ExitCode
+
+pytestmark = pytest.mark.skipif(
+    sys.platform == "win32", reason="builds POSIX venv layouts (bin/python, lib/pythonX.Y)"
+)
+
 
 ProjectFactory = Callable[..., Project]
 VenvFactory = Callable[..., Venv]
@@ -21,6 +28,8 @@ EDITABLE_FINDER = '''\
 """Like setuptools' __editable___*_finder: maps a module name to a file, on sys.meta_path."""
 import importlib.util
 import sys
+
+import pytest
 
 MAPPING = {"calc": %r}
 
