@@ -63,10 +63,10 @@ def main() -> None:
 
 def _open_repository() -> tuple[SourceRepo, Console]:
     """Library floors checked, git resolved, and the repository around the current directory."""
+    check_floors()  # before GitPython is imported: a missing library is one clear line
     from mutharness.console import Console
     from mutharness.workspace import configure_git, enclosing_worktrees, open_source
 
-    check_floors()
     _scrub_git_environment()
     start = Path.cwd().resolve()
     git_info = configure_git(os.environ.get("PATH", os.defpath), refuse=enclosing_worktrees(start))

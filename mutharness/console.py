@@ -6,16 +6,19 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from mutharness.engine import Phase
 from mutharness.errors import ExitCode, MutharnessError
 from mutharness.report import MutationResult, RunResult
 from mutharness.runner import RunFacts
 from mutharness.spec import Spec
 from mutharness.verdict import Verdict
-from mutharness.workspace import SourceRepo
+
+if TYPE_CHECKING:  # at run time the console needs only click: it reports missing libraries
+    from mutharness.engine import Phase
+    from mutharness.workspace import SourceRepo
 
 MAX_FAILING_SHOWN = 4
 NAME_WIDTH = 90

@@ -5,7 +5,7 @@ from __future__ import annotations
 import platform
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from importlib import metadata
 from types import MappingProxyType
 
@@ -62,41 +62,48 @@ def _pip(*args: str) -> str:
     return " ".join((python or "python", "-m", "pip", *args))
 
 
+def installed_versions(
+    names: Iterable[str], installed: Callable[[str], str] = metadata.version
+) -> dict[str, str | None]:
+    """Each distribution's installed version, None where it is not installed."""
+    versions: dict[str, str | None] = {}
+    for name in names:
+        try:
+            versions[name] = installed(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
 def check_floors(
     floors: Mapping[str, str] = FLOORS,
     installed: Callable[[str], str] = metadata.version,
 ) -> dict[str, str]:
-    """Installed versions of `floors`; a one-line error when one is missing or below its floor."""
-    found: dict[str, str] = {}
-    for name, floor in floors.items():
-        try:
-            version = installed(name)
-        except metadata.PackageNotFoundError:
-            raise EnvironmentProblem(
-                f"{name} is not installed", remedy=_pip("install", f'"{name}>={floor}"')
-            ) from None
-        if is_below(version, floor):
-            raise EnvironmentProblem(
-                f"{name} {version or '(no version)'} is below the required {floor} "
-                "(security floor)",
-                remedy=_pip("install", "--upgrade", f'"{name}>={floor}"'),
-            )
-        found[name] = version
-    return found
+    """Installed versions of `floors`; one error naming every library missing or below its floor."""
+    versions = installed_versions(floors, installed)
+    missing = [name for name, version in versions.items() if version is None]
+    below = [
+        name for name, version in versions.items()
+        if version is not None and is_below(version, floors[name])
+    ]
+    if missing or below:
+        problems = [f"{name} is not installed" for name in missing] + [
+            f"{name} {versions[name] or '(no version)'} is below the required {floors[name]} "
+            "(security floor)"
+            for name in below
+        ]
+        verb = ("install", "--upgrade") if below else ("install",)
+        wanted = [f'"{name}>={floors[name]}"' for name in missing + below]
+        raise EnvironmentProblem("; ".join(problems), remedy=_pip(*verb, *wanted))
+    return {name: version for name, version in versions.items() if version is not None}
 
 
 def tool_versions() -> dict[str, str]:
     """The harness side of the environment, for the results file."""
-    try:
-        own = metadata.version("mutharness")
-    except metadata.PackageNotFoundError:
-        own = "unknown"
-    libraries: dict[str, str] = {}
-    for name in FLOORS:
-        try:
-            libraries[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            libraries[name] = "missing"
+    own = installed_versions(["mutharness"])["mutharness"] or "unknown"
+    libraries = {
+        name: version or "missing" for name, version in installed_versions(FLOORS).items()
+    }
     return {
         **libraries,
         "mutharness": own,

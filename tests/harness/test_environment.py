@@ -125,6 +125,20 @@ def test_a_missing_package_is_an_environment_problem_naming_it() -> None:
     assert 'pip install "filelock>=4.3.1"' in raised.value.remedy
 
 
+def test_every_missing_or_old_package_is_named_in_one_error_with_one_pip_command() -> None:
+    floors = {"GitPython": "3.2.1", "filelock": "4.3.1", "click": "8.1.8"}
+    with pytest.raises(EnvironmentProblem) as raised:
+        check_floors(floors, installed_from({"click": "8.1.7"}))
+
+    assert raised.value.what == (
+        "GitPython is not installed; filelock is not installed; "
+        "click 8.1.7 is below the required 8.1.8 (security floor)"
+    )
+    assert raised.value.remedy.endswith(
+        'pip install --upgrade "GitPython>=3.2.1" "filelock>=4.3.1" "click>=8.1.8"'
+    )
+
+
 def test_the_problem_message_has_the_remedy_on_its_own_line() -> None:
     with pytest.raises(EnvironmentProblem) as raised:
         check_floors({"click": "8.1.8"}, installed_from({"click": "8.1.7"}))

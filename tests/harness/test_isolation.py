@@ -9,6 +9,7 @@ import stat
 import subprocess
 import sys
 from collections.abc import Callable
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,8 @@ def _marker_script(path: Path, log: Path) -> Path:
 def _ran(log: Path) -> list[str]:
     return log.read_text().splitlines() if log.exists() else []
 
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 def _assert_one_line_error(done: Completed, *words: str) -> None:
     assert done.code == 2, done.out + done.err
@@ -144,3 +147,31 @@ def test_a_git_older_than_2_30_makes_verify_exit_2_with_one_clear_line(
 
     _assert_one_line_error(done, "git version 2.20.1", "too old")
     assert "2.30" in done.err
+
+
+@pytest.mark.parametrize("command", ["check", "evidence-check", "verify"])
+def test_without_gitpython_and_filelock_each_command_is_one_clear_line(
+    make_project: MakeProject, tmp_path: Path, command: str
+) -> None:
+    """An interpreter that has click and Jinja2 but not GitPython or filelock (the bare system
+    Python a pre-commit hook may use) gets the install command, not an import traceback."""
+    project = make_project()
+    only = tmp_path / "only-click-and-jinja2"
+    only.mkdir()
+    for name in ("click", "Jinja2", "MarkupSafe"):
+        dist = metadata.distribution(name)
+        for top in (dist.read_text("top_level.txt") or name.lower()).split():
+            (only / top).symlink_to(Path(str(dist.locate_file(top))))
+        info = next(Path(str(f.locate())) for f in dist.files or () if f.name == "METADATA")
+        (only / info.parent.name).symlink_to(info.parent)
+    boot = (
+        "import sys; sys.path[:0] = [sys.argv.pop(1), sys.argv.pop(1)]; "
+        "from mutharness.cli import main; main()"
+    )
+    argv = [sys.executable, "-S", "-c", boot, str(REPO_ROOT), str(only), command]
+    if command == "verify":
+        argv.append("specs/calc.json")
+    done = subprocess.run(argv, cwd=project.root, capture_output=True, text=True, timeout=60)
+
+    _assert_one_line_error(Completed(done.returncode, done.stdout, done.stderr), "not installed")
+    assert "pip install" in done.stderr
