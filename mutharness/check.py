@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -13,7 +13,7 @@ from typing import Final
 from mutharness.anchors import AnchorMiss, Splice, locate
 from mutharness.errors import SpecError, SpecProblem
 from mutharness.paths import linked_parent
-from mutharness.spec import Mutation, Spec, load_specs
+from mutharness.spec import Mutation, Spec, read_specs
 from mutharness.workspace import REGULAR_MODES, SourceRepo
 
 MAX_TARGET_BYTES = 16 * 1024 * 1024  # a target is source text, read whole: bounded
@@ -154,18 +154,22 @@ def _check_mutation(
     return problems, suggestions
 
 
-def check_specs(
-    specs: Sequence[Spec], source: SourceRepo, included: Sequence[str] = (),
-    suggest: bool = False,
-) -> None:
-    """Raise one SpecError with every target and anchor problem (and, on request, repairs).
-
-    `included` names uncommitted paths that --allow-dirty brings into the workspace.
-    """
+def tracked_with(source: SourceRepo, included: Sequence[str]) -> dict[str, str]:
+    """HEAD's paths and modes, plus the uncommitted paths a run includes (as regular files)."""
     tracked = source.tracked()
     for path in included:
         tracked.setdefault(path, "100644")
-    tree = _Tree(tracked)
+    return tracked
+
+
+def check_specs(
+    specs: Sequence[Spec], source: SourceRepo, tracked: Mapping[str, str], suggest: bool = False,
+) -> None:
+    """Raise one SpecError with every target and anchor problem (and, on request, repairs).
+
+    `tracked` is `tracked_with(source, included)`: the paths a run's workspace holds.
+    """
+    tree = _Tree(dict(tracked))
     problems: list[SpecProblem] = []
     suggestions: list[Suggestion] = []
     for spec in specs:
@@ -188,27 +192,15 @@ def check_spec_files(
 
     Raises one SpecError listing every problem in every file; returns the specs otherwise.
     """
-    specs: list[Spec] = []
-    problems: list[SpecProblem] = []
-    seen: dict[str, str] = {}
-    for path, name in zip(paths, display, strict=True):
-        try:
-            [spec] = load_specs([path], [name])
-        except SpecError as error:
-            problems += error.problems
-            continue
-        if spec.id in seen:
-            problems.append(SpecProblem(name, "", f"has the same id as {seen[spec.id]}"))
-            continue
-        seen[spec.id] = name
-        specs.append(spec)
-    included = tuple(entry[3:] for entry in source.changes())
+    specs, found = read_specs(paths, display)
+    problems = list(found)
+    tracked = tracked_with(source, tuple(entry[3:] for entry in source.changes()))
     notes: tuple[str, ...] = ()
     try:
-        check_specs(specs, source, included, suggest)
+        check_specs(specs, source, tracked, suggest)
     except SpecError as error:
         problems += error.problems
         notes = error.notes
     if problems:
         raise SpecError(tuple(problems), notes)
-    return tuple(specs)
+    return specs

@@ -220,9 +220,10 @@ def check(specs: tuple[Path, ...], suggest: bool) -> None:
     try:
         source, console = _open_repository()
         from mutharness.check import check_spec_files
+        from mutharness.spec import display_name
 
         paths = _expand(specs or (source.root / "specs",))
-        display = [_display(path, source.root) for path in paths]
+        display = [display_name(path, source.root) for path in paths]
         loaded = check_spec_files(paths, display, source, suggest)
     except MutharnessError as error:
         _fail(error)
@@ -231,13 +232,6 @@ def check(specs: tuple[Path, ...], suggest: bool) -> None:
         f"{len(loaded)} spec(s), {count} mutation(s): schema valid, every anchor occurs exactly "
         f"once ({time.perf_counter() - started:.2f} s)", "green",
     )
-
-
-def _display(path: Path, root: Path) -> str:
-    try:
-        return path.resolve().relative_to(root).as_posix()
-    except ValueError:
-        return str(path)
 
 
 @main.command("evidence-check")

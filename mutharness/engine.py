@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Protocol
 
 from mutharness.anchors import Splice, locate, unified_diff
-from mutharness.check import check_specs
+from mutharness.check import check_specs, tracked_with
 from mutharness.digest import file_digest
 from mutharness.environment import tool_versions
 from mutharness.errors import (
@@ -26,7 +26,7 @@ from mutharness.lock import repository_lock
 from mutharness.report import MutationResult, RunResult, SpecResult, write_results
 from mutharness.runner import PytestRunner, ReportState, RunFacts, Runner, probe_interpreter
 from mutharness.signals import deferred
-from mutharness.spec import Mutation, Spec, load_specs
+from mutharness.spec import Mutation, Spec, display_name, load_specs
 from mutharness.sweep import sweep_stale_workspaces
 from mutharness.verdict import classify, meets_expectation
 from mutharness.workspace import (
@@ -85,17 +85,10 @@ class Listener(Protocol):
     def spec_failed(self, spec: Spec, error: MutharnessError) -> None: ...
 
 
-def _display(path: Path, root: Path) -> str:
-    try:
-        return path.resolve().relative_to(root).as_posix()
-    except ValueError:
-        return str(path)
-
-
 def baseline_problem(spec: Spec, facts: RunFacts) -> str | None:
     """Why a baseline is not green, complete and at the spec's count (None when it is)."""
     counts = f"pass={facts.passed} fail={facts.failed} tests={len(facts.outcomes)}"
-    said = f"; pytest said: {facts.said()}" if facts.said() else ""
+    said = f"; pytest said: {words}" if (words := facts.said()) else ""
     if facts.timed_out:
         return f"timed out after {facts.timeout_s:g} s"
     if facts.signal is not None:
@@ -124,12 +117,14 @@ def baseline_problem(spec: Spec, facts: RunFacts) -> str | None:
 def unstable_tests(runs: Sequence[RunFacts]) -> tuple[str, ...]:
     """Tests whose outcome was not the same in every baseline run (or that some runs lacked)."""
     seen: dict[str, set[str]] = {}
+    present: dict[str, int] = {}
     for run in runs:
         for outcome in run.outcomes:
             seen.setdefault(outcome.nodeid, set()).add(outcome.outcome)
+        for nodeid in set(run.nodeids):
+            present[nodeid] = present.get(nodeid, 0) + 1
     return tuple(
-        nodeid for nodeid, kinds in seen.items()
-        if len(kinds) > 1 or sum(nodeid in run.nodeids for run in runs) != len(runs)
+        nodeid for nodeid, kinds in seen.items() if len(kinds) > 1 or present[nodeid] != len(runs)
     )
 
 
@@ -317,14 +312,15 @@ def verify(settings: Settings, listener: Listener, environ: Mapping[str, str]) -
     start = settings.start.resolve()
     git_info = configure_git(environ.get("PATH", os.defpath), refuse=enclosing_worktrees(start))
     source = open_source(start, git_info)
-    display = [_display(path, source.root) for path in settings.spec_paths]
+    display = [display_name(path, source.root) for path in settings.spec_paths]
     specs = load_specs(settings.spec_paths, display)
     changes = source.changes()
     included = tuple(entry[3:] for entry in changes) if settings.allow_dirty else ()
-    check_specs(specs, source, included)
+    modes = tracked_with(source, included)
+    check_specs(specs, source, modes)
     if changes and not settings.allow_dirty:
         raise DirtyTreeError(changes)
-    tracked = set(source.tracked()) | set(included)
+    tracked = set(modes)
     run_dir = source.ensure_run_dir()
     json_path = settings.json_path or run_dir / "results.json"
     with repository_lock(run_dir, settings.lock_timeout_s):

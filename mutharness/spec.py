@@ -434,8 +434,18 @@ def _read_bounded(path: Path) -> bytes | str:
     return data
 
 
-def load_specs(paths: Sequence[Path], display: Iterable[str] | None = None) -> tuple[Spec, ...]:
-    """Load every spec; raise one SpecError listing every problem in every file."""
+def display_name(path: Path, root: Path) -> str:
+    """How a spec path is named in messages and results: relative to the repository root."""
+    try:
+        return path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def read_specs(
+    paths: Sequence[Path], display: Iterable[str] | None = None
+) -> tuple[tuple[Spec, ...], tuple[SpecProblem, ...]]:
+    """Every valid spec, and every problem in every file (two files sharing an id included)."""
     names = list(display) if display is not None else [str(path) for path in paths]
     specs: list[Spec] = []
     problems: list[SpecProblem] = []
@@ -457,6 +467,12 @@ def load_specs(paths: Sequence[Path], display: Iterable[str] | None = None) -> t
                 continue
             seen_ids[spec.id] = name
             specs.append(spec)
+    return tuple(specs), tuple(problems)
+
+
+def load_specs(paths: Sequence[Path], display: Iterable[str] | None = None) -> tuple[Spec, ...]:
+    """Load every spec; raise one SpecError listing every problem in every file."""
+    specs, problems = read_specs(paths, display)
     if problems:
-        raise SpecError(tuple(problems))
-    return tuple(specs)
+        raise SpecError(problems)
+    return specs
