@@ -15,12 +15,15 @@ The fixture project (see conftest.make_project) gets two probes, committed:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -199,10 +202,10 @@ def alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
+
 # A stand-in for git that publishes its pid and dawdles when it builds a workspace (fetch).
-SLOW_GIT = """\
+_SLOW_GIT = """\
 #!/bin/sh
-# The real git, except that `fetch` (building the workspace) first publishes its pid and dawdles.
 for arg in "$@"; do
   if [ "$arg" = fetch ]; then
     echo $$ > "$MH_SPY_DIR/git.pid.tmp"
@@ -212,3 +215,42 @@ for arg in "$@"; do
 done
 exec {git} "$@"
 """
+
+
+def slow_git_path(tmp_path: Path) -> str:
+    """A PATH whose git is the real one, except that building a workspace publishes its pid
+    in the spy directory and takes a second (so a signal can land while git runs)."""
+    real_git = shutil.which("git")
+    assert real_git is not None
+    wrapper = tmp_path / "bin/git"
+    wrapper.parent.mkdir()
+    wrapper.write_text(_SLOW_GIT.format(git=real_git))
+    wrapper.chmod(0o755)
+    return os.pathsep.join([str(wrapper.parent), os.environ["PATH"]])
+
+
+def published_pids(spy: Path) -> list[int]:
+    """Every pid the probes and the slow git published in the spy directory."""
+    return [
+        int(pid) for path in sorted(spy.glob("*.pid*")) if not path.name.endswith(".tmp")
+        for pid in path.read_text().split()
+    ]
+
+
+@contextlib.contextmanager
+def no_strays(spy: Path) -> Iterator[None]:
+    """Whatever the outcome, kill every process the run published, so none outlives the test."""
+    try:
+        yield
+    finally:
+        for pid in published_pids(spy):
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def results_of(root: Path) -> dict[str, Any]:
+    """The results file a verify in `root` wrote to its default place."""
+    document: dict[str, Any] = json.loads(
+        (root / ".mutharness/results.json").read_text(encoding="utf-8")
+    )
+    return document

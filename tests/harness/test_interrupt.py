@@ -6,19 +6,25 @@ the lock released, the results file marked interrupted, and the user's tree byte
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
-import shutil
 import signal
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from conftest import Completed, Project
-from liverun import SLOW_GIT, Sandbox, add_probes, alive, snapshot, spawn, wait_for
+from liverun import (
+    Sandbox,
+    add_probes,
+    alive,
+    no_strays,
+    results_of,
+    slow_git_path,
+    snapshot,
+    spawn,
+    wait_for,
+)
 
 pytestmark = pytest.mark.skipif(
     sys.platform == "win32", reason="POSIX signals sent to a child process"
@@ -29,17 +35,6 @@ Cli = Callable[..., Completed]
 MakeProject = Callable[..., Project]
 
 
-@contextlib.contextmanager
-def _no_strays(sandbox: Sandbox) -> Iterator[None]:
-    """Whatever the outcome, kill any test process the run published, so none outlives the test."""
-    try:
-        yield
-    finally:
-        for phase in ("baseline", "mutant"):
-            if (sandbox.spy / f"{phase}.pids").exists():
-                for pid in sandbox.pids(phase):
-                    if alive(pid):
-                        os.kill(pid, signal.SIGKILL)
 
 
 def _interrupt(
@@ -62,11 +57,6 @@ def _interrupt(
     return proc.returncode, out, err, pids
 
 
-def _results(project: Project) -> dict[str, Any]:
-    document: dict[str, Any] = json.loads(
-        (project.root / ".mutharness/results.json").read_text(encoding="utf-8")
-    )
-    return document
 
 
 def test_ctrl_c_while_a_mutant_runs_exits_130_and_cleans_up_everything(
@@ -77,7 +67,7 @@ def test_ctrl_c_while_a_mutant_runs_exits_130_and_cleans_up_everything(
     sandbox = Sandbox.under(tmp_path)
     before = snapshot(project.root)
 
-    with _no_strays(sandbox):
+    with no_strays(sandbox.spy):
         code, out, err, pids = _interrupt(project, sandbox, "mutant", signal.SIGINT)
 
         assert code == 130, out + err
@@ -88,7 +78,7 @@ def test_ctrl_c_while_a_mutant_runs_exits_130_and_cleans_up_everything(
         os.kill(pids[0], 0)  # the pytest child was reaped, not left a zombie
     assert sandbox.workspaces() == []
     assert snapshot(project.root) == before
-    results = _results(project)
+    results = results_of(project.root)
     assert results["interrupted"] is True
     assert results["signal"] == signal.SIGINT
     assert results["exit_code"] == 130
@@ -110,7 +100,7 @@ def test_sigterm_while_the_baseline_runs_exits_143_and_cleans_up_everything(
     sandbox = Sandbox.under(tmp_path)
     before = snapshot(project.root)
 
-    with _no_strays(sandbox):
+    with no_strays(sandbox.spy):
         code, out, err, pids = _interrupt(project, sandbox, "baseline", signal.SIGTERM)
 
         assert code == 143, out + err
@@ -120,7 +110,7 @@ def test_sigterm_while_the_baseline_runs_exits_143_and_cleans_up_everything(
         os.kill(pids[0], 0)
     assert sandbox.workspaces() == []
     assert snapshot(project.root) == before
-    results = _results(project)
+    results = results_of(project.root)
     assert results["interrupted"] is True
     assert results["signal"] == signal.SIGTERM
     assert results["exit_code"] == 143
@@ -132,13 +122,7 @@ def test_ctrl_c_while_the_workspace_is_built_waits_for_git_then_cleans_up_and_ex
 ) -> None:
     project = make_project()
     sandbox = Sandbox.under(tmp_path)
-    real_git = shutil.which("git")
-    assert real_git is not None
-    wrapper = tmp_path / "bin/git"
-    wrapper.parent.mkdir()
-    wrapper.write_text(SLOW_GIT.format(git=real_git))
-    wrapper.chmod(0o755)
-    env = sandbox.env(PATH=os.pathsep.join([str(wrapper.parent), os.environ["PATH"]]))
+    env = sandbox.env(PATH=slow_git_path(tmp_path))
     before = snapshot(project.root)
     git_pid_file = sandbox.spy / "git.pid"
 
@@ -158,4 +142,4 @@ def test_ctrl_c_while_the_workspace_is_built_waits_for_git_then_cleans_up_and_ex
     assert "Traceback" not in err
     assert sandbox.workspaces() == []
     assert snapshot(project.root) == before
-    assert _results(project)["interrupted"] is True
+    assert results_of(project.root)["interrupted"] is True

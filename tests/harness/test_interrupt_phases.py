@@ -13,17 +13,14 @@ the tests still killed, the workspace left for the next run to sweep.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -32,9 +29,12 @@ import pytest
 from conftest import Completed, Project, Recorder
 from liverun import (
     ONE_MUTATION_SPEC,
-    SLOW_GIT,
     Sandbox,
     alive,
+    no_strays,
+    published_pids,
+    results_of,
+    slow_git_path,
     snapshot,
     spawn,
     wait_for,
@@ -133,34 +133,15 @@ def _add_phase_probe(project: Project) -> None:
     project.commit("phase probe")
 
 
-def _published_pids(spy: Path) -> list[int]:
-    return [
-        int(pid) for path in sorted(spy.glob("*.pid*")) if not path.name.endswith(".tmp")
-        for pid in path.read_text().split()
-    ]
 
 
-@contextlib.contextmanager
-def _no_strays(spy: Path) -> Iterator[None]:
-    """Whatever the outcome, kill every process the run published, so none outlives the test."""
-    try:
-        yield
-    finally:
-        for pid in _published_pids(spy):
-            if alive(pid):
-                os.kill(pid, signal.SIGKILL)
 
 
-def _results(project: Project) -> dict[str, Any]:
-    document: dict[str, Any] = json.loads(
-        (project.root / ".mutharness/results.json").read_text(encoding="utf-8")
-    )
-    return document
 
 
 def _assert_cleaned_up(project: Project, sandbox: Sandbox, before: dict[str, str]) -> None:
     """No child alive, no workspace, the lock free and unrecorded, the tree byte-identical."""
-    for pid in _published_pids(sandbox.spy):
+    for pid in published_pids(sandbox.spy):
         assert not alive(pid), f"process {pid} outlived the interrupted run"
     assert sandbox.workspaces() == []
     assert snapshot(project.root) == before
@@ -215,14 +196,6 @@ class PhaseSignaller(Recorder):
             self.thread.join()
 
 
-def _slow_git_path(tmp_path: Path) -> str:
-    real_git = shutil.which("git")
-    assert real_git is not None
-    wrapper = tmp_path / "bin/git"
-    wrapper.parent.mkdir()
-    wrapper.write_text(SLOW_GIT.format(git=real_git))
-    wrapper.chmod(0o755)
-    return os.pathsep.join([str(wrapper.parent), os.environ["PATH"]])
 
 
 # phase -> (what is observed before the signal, the phases announced by the time of removal)
@@ -253,14 +226,14 @@ def test_a_real_signal_at_every_phase_kills_the_children_removes_the_workspace_f
     marker, expected_phases = OBSERVED[phase]
     environ = sandbox.env(MH_BLOCK=marker.split(".")[0] if marker else "none")
     if phase is Phase.MATERIALISING:
-        environ["PATH"] = _slow_git_path(tmp_path)
+        environ["PATH"] = slow_git_path(tmp_path)
     before = snapshot(project.root)
     listener = PhaseSignaller(
         phase, number, sandbox.tmpdir, sandbox.spy / marker if marker else None
     )
     settings = Settings((project.root / "specs/phases.json",), project.root, sys.executable)
 
-    with _no_strays(sandbox.spy):
+    with no_strays(sandbox.spy):
         try:
             with interrupts():
                 run = verify(settings, listener, environ)
@@ -274,7 +247,7 @@ def test_a_real_signal_at_every_phase_kills_the_children_removes_the_workspace_f
     if phase in (Phase.MUTANT_APPLIED, Phase.RESTORING):
         assert listener.calc_at_removal is not None
         assert "MUTANT" not in listener.calc_at_removal, "the mutant was not restored"
-    results = _results(project)
+    results = results_of(project.root)
     assert results["interrupted"] is True
     assert results["signal"] == number
     assert results["exit_code"] == run.exit_code()
@@ -293,7 +266,7 @@ def _signal_at(
 @pytest.mark.parametrize(("number", "code"), [
     (signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 130),
 ], ids=["SIGINT", "SIGTERM", "SIGHUP"])
-def test_a_signal_while_the_second_mutant_is_restored_exits_130_or_143_with_the_first_mutant_in_the_results(  # noqa: E501
+def test_a_signal_while_the_second_mutant_is_restored_exits_130_or_143_with_the_first_mutant_in_theresults_of(  # noqa: E501
     number: int, code: int, make_project: MakeProject, tmp_path: Path
 ) -> None:
     project = make_project()
@@ -308,7 +281,7 @@ def test_a_signal_while_the_second_mutant_is_restored_exits_130_or_143_with_the_
     assert "CAUGHT" in done.stdout and "mutant one marks clamp" in done.stdout
     assert "workspace removed" in done.stderr
     _assert_cleaned_up(project, sandbox, before)
-    results = _results(project)
+    results = results_of(project.root)
     assert (results["interrupted"], results["signal"]) == (True, number)
     [spec] = results["specs"]
     assert [m["name"] for m in spec["mutations"]] == ["mutant one marks clamp"]
@@ -316,7 +289,7 @@ def test_a_signal_while_the_second_mutant_is_restored_exits_130_or_143_with_the_
     assert "interrupted" in spec["error"]
 
 
-def test_sigterm_while_the_second_mutant_runs_exits_143_with_the_first_mutant_in_the_results(
+def test_sigterm_while_the_second_mutant_runs_exits_143_with_the_first_mutant_in_theresults_of(
     make_project: MakeProject, tmp_path: Path
 ) -> None:
     project = make_project()
@@ -324,7 +297,7 @@ def test_sigterm_while_the_second_mutant_runs_exits_143_with_the_first_mutant_in
     sandbox = Sandbox.under(tmp_path)
     before = snapshot(project.root)
 
-    with _no_strays(sandbox.spy):
+    with no_strays(sandbox.spy):
         proc = spawn(project.root, "verify", "specs/phases.json",
                      env=sandbox.env(MH_BLOCK="mutant-two"))
         try:
@@ -339,7 +312,7 @@ def test_sigterm_while_the_second_mutant_runs_exits_143_with_the_first_mutant_in
 
         assert proc.returncode == 143, out + err
         _assert_cleaned_up(project, sandbox, before)
-    [spec] = _results(project)["specs"]
+    [spec] = results_of(project.root)["specs"]
     assert [m["verdict"] for m in spec["mutations"]] == ["CAUGHT"]
 
 
@@ -351,7 +324,7 @@ def test_ctrl_c_while_the_baseline_runs_exits_130_and_cleans_up_everything(
     sandbox = Sandbox.under(tmp_path)
     before = snapshot(project.root)
 
-    with _no_strays(sandbox.spy):
+    with no_strays(sandbox.spy):
         proc = spawn(project.root, "verify", "specs/phases.json",
                      env=sandbox.env(MH_BLOCK="baseline"))
         try:
@@ -365,7 +338,7 @@ def test_ctrl_c_while_the_baseline_runs_exits_130_and_cleans_up_everything(
 
         assert proc.returncode == 130, out + err
         _assert_cleaned_up(project, sandbox, before)
-    assert _results(project)["specs"] == []
+    assert results_of(project.root)["specs"] == []
 
     again = cli(project.root, "verify", "--lock-timeout", "0", "specs/phases.json",
                 env=sandbox.env())
@@ -383,7 +356,7 @@ def test_a_second_signal_during_the_cleanup_exits_at_once_still_killing_the_test
     sandbox = Sandbox.under(tmp_path)
     before = snapshot(project.root)
 
-    with _no_strays(sandbox.spy):
+    with no_strays(sandbox.spy):
         proc = spawn(project.root, "verify", "specs/phases.json",
                      env=sandbox.env(MH_BLOCK="mutant-one", MH_STUBBORN="1"))
         try:
