@@ -266,7 +266,7 @@ def _signal_at(
 @pytest.mark.parametrize(("number", "code"), [
     (signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 130),
 ], ids=["SIGINT", "SIGTERM", "SIGHUP"])
-def test_a_signal_while_the_second_mutant_is_restored_exits_130_or_143_with_the_first_mutant_in_theresults_of(  # noqa: E501
+def test_a_signal_while_the_second_mutant_is_restored_exits_130_or_143_with_the_first_mutant_in_the_results(  # noqa: E501
     number: int, code: int, make_project: MakeProject, tmp_path: Path
 ) -> None:
     project = make_project()
@@ -289,7 +289,7 @@ def test_a_signal_while_the_second_mutant_is_restored_exits_130_or_143_with_the_
     assert "interrupted" in spec["error"]
 
 
-def test_sigterm_while_the_second_mutant_runs_exits_143_with_the_first_mutant_in_theresults_of(
+def test_sigterm_while_the_second_mutant_runs_exits_143_with_the_first_mutant_in_the_results(
     make_project: MakeProject, tmp_path: Path
 ) -> None:
     project = make_project()
