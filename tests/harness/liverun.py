@@ -202,7 +202,6 @@ def alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-
 # A stand-in for git that publishes its pid and dawdles when it builds a workspace (fetch).
 _SLOW_GIT = """\
 #!/bin/sh

@@ -35,8 +35,6 @@ Cli = Callable[..., Completed]
 MakeProject = Callable[..., Project]
 
 
-
-
 def _interrupt(
     project: Project, sandbox: Sandbox, phase: str, signal_number: int
 ) -> tuple[int, str, str, tuple[int, ...]]:
@@ -55,8 +53,6 @@ def _interrupt(
             proc.kill()
             proc.communicate()
     return proc.returncode, out, err, pids
-
-
 
 
 def test_ctrl_c_while_a_mutant_runs_exits_130_and_cleans_up_everything(

@@ -133,12 +133,6 @@ def _add_phase_probe(project: Project) -> None:
     project.commit("phase probe")
 
 
-
-
-
-
-
-
 def _assert_cleaned_up(project: Project, sandbox: Sandbox, before: dict[str, str]) -> None:
     """No child alive, no workspace, the lock free and unrecorded, the tree byte-identical."""
     for pid in published_pids(sandbox.spy):
@@ -194,8 +188,6 @@ class PhaseSignaller(Recorder):
         self.done.set()
         if self.thread is not None:
             self.thread.join()
-
-
 
 
 # phase -> (what is observed before the signal, the phases announced by the time of removal)
