@@ -61,13 +61,20 @@ def main() -> None:
     """mutharness: do these tests catch these specific defects?"""
 
 
+def _prepare() -> None:
+    """Start-up of every command that touches git: the library floors first (before GitPython
+    is imported, so a missing library is one clear line), then git's environment."""
+    os.environ.setdefault("GIT_PYTHON_REFRESH", "quiet")  # a missing git is our error to report
+    check_floors()
+    _scrub_git_environment()
+
+
 def _open_repository() -> tuple[SourceRepo, Console]:
     """Library floors checked, git resolved, and the repository around the current directory."""
-    check_floors()  # before GitPython is imported: a missing library is one clear line
+    _prepare()
     from mutharness.console import Console
     from mutharness.workspace import configure_git, enclosing_worktrees, open_source
 
-    _scrub_git_environment()
     start = Path.cwd().resolve()
     git_info = configure_git(os.environ.get("PATH", os.defpath), refuse=enclosing_worktrees(start))
     return open_source(start, git_info), Console()
@@ -117,16 +124,14 @@ def verify(
 
     A SPEC may be a directory: its *.json files are verified in name order.
     """
-    os.environ.setdefault("GIT_PYTHON_REFRESH", "quiet")  # a missing git is our error to report
     from mutharness.console import Console
 
     console = Console()
     try:
-        check_floors()
+        _prepare()
         from mutharness.engine import Settings
         from mutharness.engine import verify as run_verify
 
-        _scrub_git_environment()
         settings = Settings(
             spec_paths=_expand(specs),
             start=Path.cwd(),
@@ -215,7 +220,6 @@ def check(specs: tuple[Path, ...], suggest: bool) -> None:
 
     No tests run; every problem is listed at once. Fast enough for a pre-commit hook.
     """
-    os.environ.setdefault("GIT_PYTHON_REFRESH", "quiet")
     started = time.perf_counter()
     try:
         source, console = _open_repository()
@@ -239,7 +243,6 @@ def check(specs: tuple[Path, ...], suggest: bool) -> None:
               help="Evidence directory [default: evidence/ at the repository root].")
 def evidence_check(evidence_dir: Path | None) -> None:
     """Exit 1 when an evidence document is stale: a file it depends on changed since."""
-    os.environ.setdefault("GIT_PYTHON_REFRESH", "quiet")
     try:
         source, console = _open_repository()
         from mutharness.staleness import check_evidence
