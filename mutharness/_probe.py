@@ -1,4 +1,7 @@
-"""pytest plugin loaded into each child: records which files the imported modules came from."""
+"""pytest plugin loaded into each child: records the session's end, its modules and its config.
+
+It runs in the tests' interpreter (Python 3.8 syntax, standard library only).
+"""
 
 from __future__ import annotations
 
@@ -9,15 +12,24 @@ from typing import Any
 
 
 def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
-    """Write the module -> file map and sys.path where the harness asked (atomically)."""
+    """Write the module -> file map, sys.path and the config file where the harness asked
+    (atomically): its presence is the proof that the session reached its end."""
     out = os.environ.get("MUTHARNESS_PROBE_OUT")
     if not out:
         return
-    modules = {
-        name: module.__file__
-        for name, module in list(sys.modules.items())
-        if isinstance(getattr(module, "__file__", None), str)
+    modules = {}
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if isinstance(file, str):
+            modules[name] = os.path.abspath(file)
+    config = session.config
+    inipath = getattr(config, "inipath", None) or getattr(config, "inifile", None)
+    document = {
+        "pid": os.getpid(),
+        "modules": modules,
+        "sys_path": [entry for entry in sys.path if isinstance(entry, str)],
+        "inipath": str(inipath) if inipath else None,
     }
     with open(out + ".tmp", "w", encoding="utf-8") as handle:
-        json.dump({"modules": modules, "sys_path": sys.path}, handle)
+        json.dump(document, handle)
     os.replace(out + ".tmp", out)

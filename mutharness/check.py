@@ -1,4 +1,5 @@
-"""Static spec check: schema and exactly-once anchors on the working tree, no tests run."""
+"""Static spec checks: tracked targets and exactly-once anchors, on the working tree (`check`)
+or on the workspace's bytes (`verify`); no tests run."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Final
+from typing import Final, Protocol
 
-from mutharness.anchors import AnchorMiss, Splice, locate
+from mutharness.anchors import Splice, locate
 from mutharness.errors import SpecError, SpecProblem
 from mutharness.paths import linked_parent
 from mutharness.spec import Mutation, Spec, read_specs
@@ -112,7 +113,7 @@ def repaired_anchor(data: bytes, anchor: str) -> tuple[int, str] | None:
 
 
 def _target_problem(mutation: Mutation, source: SourceRepo, tree: _Tree) -> str | None:
-    """Why `mutation.file` is not a tracked regular text file of a sane size (None if it is)."""
+    """Why `mutation.file` is not a tracked regular file reached through real directories."""
     mode = tree.modes.get(mutation.file)
     if mode is None:
         if mutation.file in tree.directories:
@@ -120,30 +121,87 @@ def _target_problem(mutation: Mutation, source: SourceRepo, tree: _Tree) -> str 
         return tree.why_not_tracked(mutation.file)
     if mode not in REGULAR_MODES:
         return f"is {_KINDS.get(mode, f'mode {mode}')}, not a regular file"
-    if (linked := _linked(source.root, mutation.file)) is not None:
-        return linked
-    target = source.root.joinpath(*mutation.file.split("/"))
-    if target.is_symlink() or not target.is_file():
-        return "missing from the working tree"
-    if (size := target.stat().st_size) > MAX_TARGET_BYTES:
-        return f"is {size} bytes; the limit for a target is {MAX_TARGET_BYTES}"
-    return None
+    return _linked(source.root, mutation.file)
 
 
-def _check_mutation(
-    spec: Spec, mutation: Mutation, source: SourceRepo, tree: _Tree, suggest: bool,
+class Contents(Protocol):
+    """Where the bytes of the files a spec mutates are read from."""
+
+    def size(self, path: str) -> int | None:
+        """The file's size, None when it is missing."""
+
+    def read(self, path: str) -> bytes:
+        """The file's bytes."""
+
+
+@dataclass(frozen=True)
+class WorkingTree:
+    """The files as they are in the working tree: what `check` (a pre-commit hook) sees."""
+
+    root: Path
+
+    def _path(self, path: str) -> Path:
+        return self.root.joinpath(*path.split("/"))
+
+    def size(self, path: str) -> int | None:
+        target = self._path(path)
+        if target.is_symlink() or not target.is_file():
+            return None
+        return target.stat().st_size
+
+    def read(self, path: str) -> bytes:
+        return self._path(path).read_bytes()
+
+
+@dataclass(frozen=True)
+class Committed:
+    """The files as a checkout of HEAD writes them (line endings and filters applied): what
+    a workspace holds. Uncommitted paths a run includes (`--allow-dirty`) are read from the
+    working tree, as the workspace copies them."""
+
+    source: SourceRepo
+    included: frozenset[str] = frozenset()
+
+    def size(self, path: str) -> int | None:
+        if path in self.included:
+            return WorkingTree(self.source.root).size(path)
+        return self.source.committed_size(path)
+
+    def read(self, path: str) -> bytes:
+        if path in self.included:
+            return WorkingTree(self.source.root).read(path)
+        data = self.source.committed_bytes(path)
+        if data is None:
+            raise OSError(f"HEAD holds no blob at {path}")
+        return data
+
+
+def _check_anchor(
+    spec: Spec, mutation: Mutation, contents: Contents, suggest: bool,
 ) -> tuple[list[SpecProblem], list[Suggestion]]:
+    """The anchor of `mutation` against the bytes of its file in `contents`."""
     pointer = f"/mutations/{mutation.index}"
     where = f"mutation {mutation.index} ({mutation.name[:60]!r}), file {mutation.file}"
-    if (problem := _target_problem(mutation, source, tree)) is not None:
-        return [SpecProblem(spec.path, f"{pointer}/file", f"{where}: {problem}")], []
-    data = source.root.joinpath(*mutation.file.split("/")).read_bytes()
+    size = contents.size(mutation.file)
+    if size is None:
+        return [SpecProblem(spec.path, f"{pointer}/file", f"{where}: missing from the tree")], []
+    if size > MAX_TARGET_BYTES:
+        return [SpecProblem(spec.path, f"{pointer}/file", f"{where}: is {size} bytes; the limit "
+                            f"for a target is {MAX_TARGET_BYTES}")], []
+    data = contents.read(mutation.file)
     if (nul := data.find(b"\0")) != -1:
         return [SpecProblem(spec.path, f"{pointer}/file",
                             f"{where}: is binary (a NUL byte at offset {nul}; UTF-16 text is "
                             "binary here): mutharness splices text")], []
     found = locate(data, mutation.anchor, mutation.replacement)
-    if not isinstance(found, AnchorMiss):
+    if isinstance(found, Splice):
+        if found.apply(data) == data:
+            return [SpecProblem(
+                spec.path, f"{pointer}/replacement",
+                f"{where}: the splice at line {found.line} leaves the file's bytes unchanged"
+                + (" once line endings are translated" if found.crlf else "")
+                + ": the mutation would mutate nothing",
+            )], []
         return [], []
     problems = [SpecProblem(spec.path, f"{pointer}/anchor", f"{where}: {found.describe()}")]
     suggestions: list[Suggestion] = []
@@ -162,24 +220,54 @@ def tracked_with(source: SourceRepo, included: Sequence[str]) -> dict[str, str]:
     return tracked
 
 
-def check_specs(
-    specs: Sequence[Spec], source: SourceRepo, tracked: Mapping[str, str], suggest: bool = False,
-) -> None:
-    """Raise one SpecError with every target and anchor problem (and, on request, repairs).
-
-    `tracked` is `tracked_with(source, included)`: the paths a run's workspace holds.
-    """
-    tree = _Tree(dict(tracked))
+def _static_problems(
+    specs: Sequence[Spec], source: SourceRepo, tree: _Tree
+) -> tuple[list[SpecProblem], set[tuple[str, int]]]:
+    """Problems visible from the tree listing alone, and the mutations they rule out."""
     problems: list[SpecProblem] = []
-    suggestions: list[Suggestion] = []
+    ruled_out: set[tuple[str, int]] = set()
     for spec in specs:
         for index, entry in enumerate(spec.tests):
             if (problem := tree.test_entry_problem(entry)) is not None:
                 problems.append(SpecProblem(spec.path, f"/tests/{index}", f"{entry!r} {problem}"))
         for mutation in spec.mutations:
-            found, suggested = _check_mutation(spec, mutation, source, tree, suggest)
+            if (problem := _target_problem(mutation, source, tree)) is not None:
+                where = f"mutation {mutation.index} ({mutation.name[:60]!r}), file {mutation.file}"
+                problems.append(SpecProblem(
+                    spec.path, f"/mutations/{mutation.index}/file", f"{where}: {problem}"
+                ))
+                ruled_out.add((spec.path, mutation.index))
+    return problems, ruled_out
+
+
+def _anchor_problems(
+    specs: Sequence[Spec], contents: Contents, suggest: bool, ruled_out: set[tuple[str, int]],
+) -> tuple[list[SpecProblem], list[Suggestion]]:
+    problems: list[SpecProblem] = []
+    suggestions: list[Suggestion] = []
+    for spec in specs:
+        for mutation in spec.mutations:
+            if (spec.path, mutation.index) in ruled_out:
+                continue
+            found, suggested = _check_anchor(spec, mutation, contents, suggest)
             problems += found
             suggestions += suggested
+    return problems, suggestions
+
+
+def check_specs(
+    specs: Sequence[Spec], source: SourceRepo, tracked: Mapping[str, str],
+    contents: Contents | None = None, suggest: bool = False,
+) -> None:
+    """Raise one SpecError with every `tests` entry, target and anchor problem (and, on
+    request, repaired anchors). `tracked` is `tracked_with(source, included)`: the paths the
+    workspace holds. Anchors are checked in `contents`: `verify` gives `Committed`, the bytes
+    the workspace will hold; `check` the working tree (the default)."""
+    static, ruled_out = _static_problems(specs, source, _Tree(dict(tracked)))
+    anchors, suggestions = _anchor_problems(
+        specs, contents or WorkingTree(source.root), suggest, ruled_out
+    )
+    problems = static + anchors
     if problems:
         raise SpecError(tuple(problems), tuple(suggestion.note() for suggestion in suggestions))
 
@@ -197,7 +285,7 @@ def check_spec_files(
     tracked = tracked_with(source, tuple(entry[3:] for entry in source.changes()))
     notes: tuple[str, ...] = ()
     try:
-        check_specs(specs, source, tracked, suggest)
+        check_specs(specs, source, tracked, suggest=suggest)
     except SpecError as error:
         problems += error.problems
         notes = error.notes

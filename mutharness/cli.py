@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
@@ -18,6 +20,8 @@ from mutharness.errors import (
     ForcedExit,
     Interrupted,
     MutharnessError,
+    OSProblem,
+    OutputClosed,
     SpecError,
     SpecProblem,
 )
@@ -25,6 +29,7 @@ from mutharness.signals import exit_status, interrupts
 
 if TYPE_CHECKING:
     from mutharness.console import Console
+    from mutharness.report import RunResult
     from mutharness.workspace import SourceRepo
 
 EXIT_CODES_HELP = (
@@ -55,6 +60,28 @@ def _scrub_git_environment() -> None:
             del os.environ[key]
 
 
+Command = TypeVar("Command", bound=Callable[..., Any])
+
+
+def _guarded(doing: str) -> Callable[[Command], Command]:
+    """A command whose every failure is exit 2 with one clear line: an OSError (disk full,
+    no permission) is named with what it stopped, a closed standard output just ends it."""
+
+    def wrap(command: Command) -> Command:
+        @functools.wraps(command)
+        def guarded(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return command(*args, **kwargs)
+            except OutputClosed:
+                sys.exit(ExitCode.NO_VERDICT)
+            except OSError as error:
+                _fail(OSProblem.from_error(error, doing))
+
+        return guarded  # type: ignore[return-value]
+
+    return wrap
+
+
 @click.group(epilog=EXIT_CODES_HELP)
 @click.version_option(package_name="mutharness")
 def main() -> None:
@@ -80,10 +107,10 @@ def _open_repository() -> tuple[SourceRepo, Console]:
     return open_source(start, git_info), Console()
 
 
-def _fail(error: MutharnessError) -> NoReturn:
+def _fail(error: MutharnessError, console: Console | None = None) -> NoReturn:
     from mutharness.console import Console
 
-    Console().error(error)
+    (console or Console()).error(error)
     sys.exit(error.exit_code)
 
 
@@ -114,6 +141,7 @@ def _fail(error: MutharnessError) -> NoReturn:
               show_default=True,
               help="Run the baseline N times; a test that is not stable across them aborts "
                    "(CI: 3).")
+@_guarded("verifying")
 def verify(
     specs: tuple[Path, ...], allow_dirty: bool, fail_fast: bool, json_path: Path | None,
     evidence_dir: Path | None, template_dir: Path | None, python: Path | None,
@@ -154,8 +182,9 @@ def verify(
         with interrupts():
             run = run_verify(settings, console, os.environ)
     except MutharnessError as error:
-        console.error(error)
-        sys.exit(error.exit_code)
+        _fail(error, console)
+    except OSError as error:
+        _fail(OSProblem.from_error(error, "preparing the run"), console)
     except KeyboardInterrupt:
         sys.exit(ExitCode.INTERRUPTED)
     except Interrupted as interrupted:
@@ -166,22 +195,39 @@ def verify(
             "released; the workspace is removed by the next run", "red", err=True,
         )
         os._exit(exit_status(forced.signal_number))  # no further cleanup, no atexit
-    results_path = run.results_path or str(settings.json_path or ".mutharness/results.json")
-    if evidence_dir is not None and run.interrupted is not None:
-        console.line("evidence: not written (the run was interrupted: its results are partial)",
-                     "yellow")
+    try:
+        code = _finish(run, console, evidence_dir, template_dir)
+    except OutputClosed:
+        code = ExitCode.NO_VERDICT
+    sys.exit(code)
+
+
+def _finish(
+    run: RunResult, console: Console, evidence_dir: Path | None, template_dir: Path | None
+) -> ExitCode:
+    """After a verify: the error that stopped it, the evidence, the summary; the exit code."""
+    if run.error is not None:
+        console.error(run.error)
+    code = run.exit_code()
+    if evidence_dir is not None and not run.complete:
+        console.line("evidence: not written (the run did not complete: its results are "
+                     "partial)", "yellow")
     elif evidence_dir is not None:
         from mutharness.evidence import write_evidence
         from mutharness.report import to_json
 
         try:
             written = write_evidence(to_json(run), evidence_dir, template_dir)
+            console.line(f"evidence: {len(written)} document(s) in {evidence_dir}",
+                         "bright_black")
         except MutharnessError as error:
-            console.summary(run, results_path)
-            _fail(error)
-        console.line(f"evidence: {len(written)} document(s) in {evidence_dir}", "bright_black")
-    console.summary(run, results_path)
-    sys.exit(run.exit_code())
+            console.error(error)
+            code = ExitCode.NO_VERDICT
+        except OSError as error:
+            console.error(OSProblem.from_error(error, f"writing the evidence in {evidence_dir}"))
+            code = ExitCode.NO_VERDICT
+    console.summary(run, run.results_path)
+    return code
 
 
 @main.command()
@@ -190,6 +236,7 @@ def verify(
               default=Path("evidence"), show_default=True, help="Directory to write into.")
 @click.option("--template-dir", type=click.Path(path_type=Path, file_okay=False, exists=True),
               help="Templates that override the packaged ones (spec.md.j2, index.md.j2).")
+@_guarded("rendering the evidence")
 def render(results: Path, out_dir: Path, template_dir: Path | None) -> None:
     """Re-render evidence from a saved RESULTS file; never reruns tests."""
     from mutharness.console import Console
@@ -215,6 +262,7 @@ def render(results: Path, out_dir: Path, template_dir: Path | None) -> None:
 @main.command()
 @click.argument("specs", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--suggest", is_flag=True, help="Propose a repaired anchor for a drifted one.")
+@_guarded("checking the specs")
 def check(specs: tuple[Path, ...], suggest: bool) -> None:
     """Static check of SPECs (default: every spec in specs/): schema and exactly-once anchors.
 
@@ -241,6 +289,7 @@ def check(specs: tuple[Path, ...], suggest: bool) -> None:
 @main.command("evidence-check")
 @click.option("--evidence", "evidence_dir", type=click.Path(path_type=Path, file_okay=False),
               help="Evidence directory [default: evidence/ at the repository root].")
+@_guarded("checking the evidence")
 def evidence_check(evidence_dir: Path | None) -> None:
     """Exit 1 when an evidence document is stale: a file it depends on changed since."""
     try:

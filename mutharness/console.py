@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 import click
 
-from mutharness.errors import ExitCode, MutharnessError
+from mutharness.errors import ExitCode, MutharnessError, OutputClosed
+from mutharness.paths import shown
 from mutharness.report import MutationResult, RunResult
 from mutharness.runner import RunFacts
 from mutharness.spec import Spec
@@ -54,17 +56,44 @@ def _shown(path: str) -> str:
         return path
 
 
+def _silence(stream: TextIO) -> None:
+    """Point a stream that can no longer be written at the null device, so that nothing
+    (not even the interpreter's flush at exit) fails on it again."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, stream.fileno())
+        os.close(null)
+    except (OSError, ValueError):
+        pass
+
+
 class Console:
-    """Prints progress and the summary; every line is flushed as it is written."""
+    """Prints progress and the summary; every line is flushed as it is written.
+
+    When standard output cannot be written (`| head` exited, `>/dev/full`) the first line that
+    fails raises OutputClosed, which stops the run; later lines to it are dropped. A failing
+    standard error is dropped silently: there is nowhere left to say so."""
 
     def __init__(self) -> None:
         self.glyphs = Glyphs.for_encoding(getattr(sys.stdout, "encoding", None))
+        self.closed: set[str] = set()  # "stdout" / "stderr" once a write to it failed
 
     def line(self, text: str = "", colour: str | None = None, err: bool = False) -> None:
         """One line, flushed at once (also when stdout is a file or a pipe)."""
-        click.secho(text, fg=colour, err=err)
+        name = "stderr" if err else "stdout"
+        if name in self.closed:
+            return
         stream = sys.stderr if err else sys.stdout
-        stream.flush()
+        try:
+            click.secho(shown(text), fg=colour, err=err)
+            stream.flush()
+        except (OSError, ValueError) as error:  # EPIPE, ENOSPC, EBADF; ValueError: closed
+            self.closed.add(name)
+            _silence(stream)
+            if not err:
+                code = error.errno if isinstance(error, OSError) else None
+                strerror = error.strerror if isinstance(error, OSError) else str(error)
+                raise OutputClosed(code, strerror or "closed") from None
 
     def error(self, error: MutharnessError) -> None:
         """A user-facing error on stderr."""
@@ -108,6 +137,8 @@ class Console:
         if not result.as_expected:
             colour = "red"
         detail = f"(pass={facts.passed} fail={facts.failed})"
+        if result.never_imported:
+            detail += " never imported: the mutant did not run"
         if not result.verdict.is_evidence:
             detail = f"({result.reason})"
         self.line(f"{mark} {word:<12} {_label(result.mutation.name)}  {detail}", colour)
@@ -126,6 +157,12 @@ class Console:
             )
             return
         self.line(f"results: {results_path}", "bright_black")
+        never = [result for result in results if result.never_imported]
+        if never:
+            self.line(
+                f"note: {len(never)} mutant(s) never imported: no process of their run loaded "
+                "the mutated file, so they did not run", "yellow",
+            )
         if code is ExitCode.OK:
             self.line(f"all {len(results)} mutation(s) behaved as expected; tree clean", "green")
             return
@@ -134,6 +171,8 @@ class Console:
             broken = [spec for spec in run.specs if spec.error]
             doubtful = [r for r in results if not r.verdict.is_evidence]
             self.line("no trustworthy verdict:", "red")
+            if run.error is not None:
+                self.line(f"  {run.error.message().splitlines()[0]}", "red")
             for spec in broken:
                 first = spec.error.splitlines()[0]
                 prefix = f"spec {spec.spec.id}: "

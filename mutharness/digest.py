@@ -1,12 +1,19 @@
-"""Content digests of files and whole directory trees, for restore and isolation checks."""
+"""Content digests of files and whole trees, for restore, isolation and between-run checks."""
 
 from __future__ import annotations
 
 import hashlib
 import os
 import stat
-from collections.abc import Mapping
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
+
+# On POSIX st_ctime is the inode's change time, which no unprivileged process can set back:
+# equal (inode, size, mtime, ctime) means unchanged content. On Windows it is the creation time,
+# so every file is hashed there.
+TRUSTED_CHANGE_TIME = sys.platform != "win32"
 
 
 def file_digest(data: bytes) -> str:
@@ -14,12 +21,29 @@ def file_digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def tree_digest(root: Path, skip: frozenset[str] = frozenset()) -> dict[str, str]:
-    """Map every entry under `root` (relative, `/`-separated) to its kind, mode and content digest.
+def _hash_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
-    Top-level names in `skip` are left out. Symlinks are recorded by their target, never followed.
-    """
-    entries: dict[str, str] = {}
+
+@dataclass(frozen=True)
+class Entry:
+    """One entry of a tree: its kind and what identifies its content."""
+
+    kind: str  # "file", "dir", "link" or "special"
+    content: str = ""  # a file's sha256 (with its x bit and link count), a link's target
+    signature: tuple[int, ...] = ()  # a file's (inode, size, mtime_ns, ctime_ns)
+
+    def describe(self) -> str:
+        """The entry as one string: kind and content (what `tree_digest` maps a path to)."""
+        return f"{self.kind}:{self.content}" if self.content else self.kind
+
+
+def _walk(root: Path, skip: frozenset[str]) -> Iterator[tuple[str, Path, os.stat_result]]:
+    """Every entry under `root` (relative `/` path, path, lstat), never following a link."""
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         relative_dir = Path(dirpath).relative_to(root).as_posix()
         if relative_dir == ".":
@@ -28,18 +52,76 @@ def tree_digest(root: Path, skip: frozenset[str] = frozenset()) -> dict[str, str
         for name in dirnames + filenames:
             path = Path(dirpath, name)
             key = name if relative_dir == "." else f"{relative_dir}/{name}"
-            info = path.lstat()
-            if stat.S_ISLNK(info.st_mode):
-                entries[key] = f"link:{os.readlink(path)}"
-            elif stat.S_ISDIR(info.st_mode):
-                entries[key] = "dir"
-            elif stat.S_ISREG(info.st_mode):
-                executable = "x" if info.st_mode & stat.S_IXUSR else "-"
-                entries[key] = f"file:{executable}:{file_digest(path.read_bytes())}"
-            else:
-                entries[key] = f"special:{stat.S_IFMT(info.st_mode)}"
+            yield key, path, path.lstat()
         dirnames[:] = [name for name in dirnames if not Path(dirpath, name).is_symlink()]
-    return entries
+
+
+def _entry(path: Path, info: os.stat_result, known: Entry | None) -> Entry:
+    if stat.S_ISLNK(info.st_mode):
+        return Entry("link", os.readlink(path))
+    if stat.S_ISDIR(info.st_mode):
+        return Entry("dir")
+    if not stat.S_ISREG(info.st_mode):
+        return Entry("special", str(stat.S_IFMT(info.st_mode)))
+    signature = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    executable = "x" if info.st_mode & stat.S_IXUSR else "-"
+    linked = ":linked" if info.st_nlink > 1 else ""  # a hard link could reach out of the tree
+    if TRUSTED_CHANGE_TIME and known is not None and known.signature == signature:
+        return known
+    return Entry("file", f"{executable}:{_hash_file(path)}{linked}", signature)
+
+
+def _parents(key: str) -> Iterator[str]:
+    """`a/b/c` -> `a/b`, `a`."""
+    while "/" in key:
+        key = key.rsplit("/", 1)[0]
+        yield key
+
+
+@dataclass(frozen=True)
+class TreeState:
+    """Every entry under a directory; a rescan hashes only files whose stat changed."""
+
+    entries: Mapping[str, Entry]
+
+    @classmethod
+    def scan(
+        cls, root: Path, skip: frozenset[str] = frozenset(), reference: TreeState | None = None
+    ) -> TreeState:
+        """The tree under `root` now. Files unknown to `reference` are not hashed: they are
+        new either way (a tree a test littered with a 1 GiB file costs a stat, not a read)."""
+        entries: dict[str, Entry] = {}
+        for key, path, info in _walk(root, skip):
+            known = reference.entries.get(key) if reference is not None else None
+            if reference is not None and known is None and stat.S_ISREG(info.st_mode):
+                entries[key] = Entry("file", "new", ())
+            else:
+                entries[key] = _entry(path, info, known)
+        return cls(entries)
+
+    def compare(self, now: TreeState) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(paths added in `now`, paths changed or removed since this state), each sorted.
+
+        An added path below another added directory is not listed (the directory is)."""
+        added = {key for key in now.entries if key not in self.entries}
+        top = sorted(
+            key for key in added
+            if not any(parent in added for parent in _parents(key))
+        )
+        changed = sorted(
+            key for key, entry in self.entries.items()
+            if key not in now.entries or now.entries[key].describe() != entry.describe()
+        )
+        return tuple(top), tuple(changed)
+
+
+def tree_digest(root: Path, skip: frozenset[str] = frozenset()) -> dict[str, str]:
+    """Map every entry under `root` (relative, `/`-separated) to its kind, mode and content digest.
+
+    Top-level names in `skip` are left out. Symlinks are recorded by their target, never followed.
+    """
+    state = TreeState.scan(root, skip)
+    return {key: entry.describe() for key, entry in state.entries.items()}
 
 
 def changed_paths(before: Mapping[str, str], after: Mapping[str, str]) -> tuple[str, ...]:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 from dataclasses import dataclass
 from enum import IntEnum
+
+from mutharness.paths import shown
 
 
 class ExitCode(IntEnum):
@@ -78,9 +81,10 @@ class GitError(MutharnessError):
 class DirtyTreeError(MutharnessError):
     """The working tree has uncommitted changes and --allow-dirty was not given."""
 
-    def __init__(self, changes: tuple[str, ...]) -> None:
-        super().__init__(changes)
+    def __init__(self, changes: tuple[str, ...], filters: tuple[str, ...] = ()) -> None:
+        super().__init__(changes, filters)
         self.changes = changes
+        self.filters = filters  # the repository's own filter drivers, not run by mutharness
 
     def message(self) -> str:
         lines = [
@@ -88,9 +92,15 @@ class DirtyTreeError(MutharnessError):
             "mutharness measures the committed tree.",
             "  commit or stash them, or pass --allow-dirty to include the uncommitted bytes:",
         ]
-        lines += [f"    {change}" for change in self.changes[:20]]
+        lines += [f"    {shown(change)}" for change in self.changes[:20]]
         if len(self.changes) > 20:
             lines.append(f"    ... and {len(self.changes) - 20} more")
+        if self.filters:
+            lines.append(
+                f"  note: mutharness never runs the filter driver(s) {', '.join(self.filters)} "
+                "that this repository's own config defines; if those files are unchanged, "
+                "`git status` (which runs them) refreshes git's index and they disappear here"
+            )
         return "\n".join(lines)
 
 
@@ -150,28 +160,96 @@ class WorkspaceError(MutharnessError):
 
     def message(self) -> str:
         lines = [self.what]
-        lines += [f"  {path}" for path in self.paths[:20]]
+        lines += [f"  {shown(path)}" for path in self.paths[:20]]
         return "\n".join(lines)
 
 
-class ShadowedImportError(MutharnessError):
-    """The tests imported the code under test from outside the workspace."""
+class OSProblem(MutharnessError):
+    """The machine failed an operation mutharness needs (disk full, no permission...)."""
 
-    def __init__(self, spec_id: str, module: str, module_file: str, via: str) -> None:
-        super().__init__(spec_id, module, module_file, via)
+    def __init__(self, doing: str, code: int | None, strerror: str, filename: str = "") -> None:
+        super().__init__(doing, code, strerror, filename)
+        self.doing = doing
+        self.code = code
+        self.strerror = strerror
+        self.filename = filename
+
+    @classmethod
+    def from_error(cls, error: OSError, doing: str) -> OSProblem:
+        """The facts of an OSError raised while `doing` something."""
+        filename = error.filename if isinstance(error.filename, str) else ""
+        return cls(doing, error.errno, error.strerror or str(error), filename)
+
+    def message(self) -> str:
+        name = errno.errorcode.get(self.code, "") if self.code is not None else ""
+        where = f" ({shown(self.filename)})" if self.filename else ""
+        if self.code == errno.ENOSPC:
+            return f"no space left on the device while {self.doing}{where}"
+        return f"{self.strerror}{f' [{name}]' if name else ''} while {self.doing}{where}"
+
+
+class OutputClosed(MutharnessError):
+    """Standard output cannot be written (closed by `| head`, full like /dev/full)."""
+
+    def __init__(self, code: int | None, strerror: str) -> None:
+        super().__init__(code, strerror)
+        self.code = code
+        self.strerror = strerror
+
+    def message(self) -> str:
+        return (
+            f"standard output cannot be written ({self.strerror}); the run stopped there, "
+            "its workspace removed"
+        )
+
+
+class ShadowedImportError(MutharnessError):
+    """The tests imported a tracked file from the user's tree instead of the workspace."""
+
+    def __init__(
+        self, spec_id: str, module: str, module_file: str, via: str, where: str = ""
+    ) -> None:
+        super().__init__(spec_id, module, module_file, via, where)
         self.spec_id = spec_id
         self.module = module
         self.module_file = module_file
         self.via = via
+        self.where = where  # which process: the pytest process, a child...
+
+    def message(self) -> str:
+        who = f" (in {self.where})" if self.where else ""
+        return (
+            f"spec {self.spec_id}: the tests imported {self.module} from "
+            f"{shown(self.module_file)}{who}, the user's tree, not the workspace (it is reached "
+            f"through {self.via}); every mutation would SURVIVE.\n"
+            "  mutharness moves import roots in your repository to the workspace at start-up, "
+            "but this import escaped that (a .pth file that imports the package at start-up, "
+            "or a child started with -I, -E or without the inherited environment)."
+        )
+
+
+class InstalledCopyError(MutharnessError):
+    """A mutation target's module was imported from a copy outside the workspace."""
+
+    def __init__(
+        self, spec_id: str, target: str, module: str, module_file: str, where: str
+    ) -> None:
+        super().__init__(spec_id, target, module, module_file, where)
+        self.spec_id = spec_id
+        self.target = target
+        self.module = module
+        self.module_file = module_file
+        self.where = where
 
     def message(self) -> str:
         return (
-            f"spec {self.spec_id}: the tests imported {self.module} from {self.module_file}, "
-            f"the user's tree, not the workspace (it is reached through {self.via}); "
-            "every mutation would SURVIVE.\n"
-            "  an editable install or PYTHONPATH shadows the workspace: set "
-            "[tool.pytest.ini_options] pythonpath, or run with --python naming an environment "
-            "without that install."
+            f"spec {self.spec_id}: the tests imported {self.module} from "
+            f"{shown(self.module_file)} (in {self.where}), not from the workspace's "
+            f"{self.target}: a mutant of that file would never run, so no verdict on it is "
+            "evidence.\n"
+            "  use an editable install of the project (pip install -e .; in tox: package = "
+            "editable), a pytest `pythonpath` setting that reaches the file, or --python naming "
+            "an environment without that installed copy."
         )
 
 

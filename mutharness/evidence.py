@@ -16,12 +16,12 @@ from mutharness.errors import EnvironmentProblem
 
 INDEX = "index.md"
 TEMPLATES = ("spec.md.j2", "index.md.j2")
-RESULTS_SCHEMA = 1  # the `schema` of report.to_json that these templates read
+RESULTS_SCHEMA = 2  # the `schema` of report.to_json that these templates read
 MAX_CELL_CHARS = 500
 _RUN_KEYS = ("tool", "commit", "dirty", "dirty_changes", "command", "exit_code", "interrupted",
-             "specs")
+             "complete", "settings", "specs")
 _SPEC_KEYS = ("id", "path", "tests", "expect_baseline_pass", "error", "source_commit",
-              "depends_on", "timeout_s", "baseline", "mutations")
+              "depends_on", "timeout_s", "baseline", "skipped", "mutations")
 _MARKDOWN_SPECIALS = re.compile(r"([\\`*_\[\]|~])")
 _BACKTICK_RUN = re.compile(r"`+")
 _AUTOLINK = re.compile(r"(?i)(?<=[a-z])://|\bwww\.")  # GFM turns these into live links

@@ -1,6 +1,7 @@
 """Portable repo-relative path rules for spec fields, and the one walk that never follows a link.
 
-Everything here is pure except `linked_parent`, which only `lstat`s.
+Everything here is pure except `linked_parent`, which only `lstat`s; `shown` makes any path
+printable.
 """
 
 from __future__ import annotations
@@ -19,6 +20,20 @@ _RESERVED = frozenset(
 )
 _WINDOWS_FORBIDDEN = frozenset('<>"|?*')
 MAX_PATH_CHARS = 1024
+
+
+def shown(text: str) -> str:
+    """`text` safe to print and to write as UTF-8: what is not UTF-8 in it (the escapes of a
+    file name's undecodable bytes) appears as `\\xNN`."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            raw = text.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            raw = text.encode("utf-8", "surrogatepass")
+        return raw.decode("utf-8", "backslashreplace")
+    return text
 
 
 def path_problem(path: str) -> str | None:

@@ -8,8 +8,9 @@ What is killed, and when (after a timeout, an interrupt, and at the end of every
   (`MUTHARNESS_RUN=<token>`), inherited by everything the child starts. When the run ends, every
   process of ours whose `/proc/<pid>/environ` carries that marker gets SIGKILL (through a pidfd,
   so a recycled pid is never hit): this catches descendants that left the group (`setsid`,
-  daemons). A descendant that replaces its environment (exec with a new one) or makes itself
-  undumpable escapes this sweep.
+  daemons). And mutharness is a child subreaper (`PR_SET_CHILD_SUBREAPER`): a descendant whose
+  parent died is re-parented to it instead of init, so one that also replaced its environment
+  (a double fork, then `exec` with a cleared one) is found as an adopted child and killed.
 * Other POSIX systems (macOS, BSD): the process group only; a descendant that calls `setsid`
   escapes.
 * Windows: a Job Object with kill-on-close (see `winjob`), `taskkill /T /F` as the fallback;
@@ -36,6 +37,7 @@ from mutharness import winjob
 
 GRACE_S = 2.0
 RUN_MARKER = "MUTHARNESS_RUN"
+WORKSPACE_MARK = "MUTHARNESS_WORKSPACE"  # every process of a run names its workspace (see sweep)
 SWEEP_ROUNDS = 200  # a descendant that keeps forking is chased this many times, no more
 SWEEP_PAUSE_S = 0.005
 
@@ -45,6 +47,7 @@ class ProcessResult:
     """What one child process did."""
 
     argv: tuple[str, ...]
+    pid: int
     returncode: int | None  # negative: killed by that signal (POSIX)
     timed_out: bool
     duration_s: float
@@ -69,19 +72,32 @@ def _posix_kill_group(pgid: int, sig: int) -> bool:
     return True
 
 
-def _carries(pid: int, needle: bytes) -> bool:
-    """Whether the process `pid` is ours and its environment holds `needle` (a NAME=value)."""
-    try:
-        if os.stat(f"/proc/{pid}").st_uid != os.getuid():
+@dataclass(frozen=True)
+class Mark:
+    """What identifies the processes of a run: a NAME=value in the environment, or (for the
+    processes of a dead run's workspace) a working directory inside that workspace."""
+
+    environment: bytes
+    cwd_under: str | None = None
+
+    def matches(self, pid: int) -> bool:
+        """Whether `pid` is ours and carries the mark (gone, a zombie, unreadable: no)."""
+        try:
+            if os.stat(f"/proc/{pid}").st_uid != os.getuid():
+                return False
+            with open(f"/proc/{pid}/environ", "rb") as handle:
+                if self.environment in handle.read().split(b"\0"):
+                    return True
+            if self.cwd_under is not None:
+                cwd = os.readlink(f"/proc/{pid}/cwd")
+                return cwd == self.cwd_under or cwd.startswith(self.cwd_under + os.sep)
+        except OSError:
             return False
-        with open(f"/proc/{pid}/environ", "rb") as handle:
-            return needle in handle.read().split(b"\0")
-    except OSError:  # gone, a zombie, or not readable: nothing to kill
         return False
 
 
-def _kill_marked(pid: int, needle: bytes) -> bool:
-    """SIGKILL `pid` if it carries the marker; a pidfd pins it, so a recycled pid is safe."""
+def _kill_marked(pid: int, mark: Mark) -> bool:
+    """SIGKILL `pid` if it carries the mark; a pidfd pins it, so a recycled pid is safe."""
     if sys.platform != "linux":
         return False
     try:
@@ -89,13 +105,13 @@ def _kill_marked(pid: int, needle: bytes) -> bool:
     except OSError as error:
         if error.errno != errno.ENOSYS:
             return False  # already gone
-        if not _carries(pid, needle):  # a kernel before 5.3: no pidfd, a plain kill
+        if not mark.matches(pid):  # a kernel before 5.3: no pidfd, a plain kill
             return False
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
         return True
     try:
-        if not _carries(pid, needle):
+        if not mark.matches(pid):
             return False
         signal.pidfd_send_signal(pidfd, signal.SIGKILL)
     except OSError:
@@ -105,28 +121,89 @@ def _kill_marked(pid: int, needle: bytes) -> bool:
     return True
 
 
-def sweep(marker: str) -> int:
-    """Linux: SIGKILL every process of ours whose environment carries this run's marker.
+def _pids() -> list[int]:
+    try:
+        return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return []
+
+
+def _sweep_once(mark: Mark) -> int:
+    me = os.getpid()
+    return sum(1 for pid in _pids() if pid != me and _kill_marked(pid, mark))
+
+
+def sweep_marked(mark: Mark) -> int:
+    """Linux: SIGKILL every process of ours that carries `mark`.
 
     Returns how many kills were sent (0 elsewhere). Repeats until a pass finds none, so that
     a descendant forking while we look is chased too (bounded by SWEEP_ROUNDS).
     """
     if sys.platform != "linux" or not os.path.isdir("/proc"):
         return 0
-    needle = f"{RUN_MARKER}={marker}".encode()
-    me = os.getpid()
     sent = 0
     for _ in range(SWEEP_ROUNDS):
-        try:
-            pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
-        except OSError:
-            return sent
-        killed = sum(1 for pid in pids if pid != me and _kill_marked(pid, needle))
+        killed = _sweep_once(mark)
         if not killed:
             break
         sent += killed
         time.sleep(SWEEP_PAUSE_S)  # let the killed ones die before looking again
     return sent
+
+
+def sweep(marker: str) -> int:
+    """Linux: SIGKILL every process of ours that carries this run's marker (see above)."""
+    return sweep_marked(Mark(f"{RUN_MARKER}={marker}".encode()))
+
+
+def kill_in_workspace(base: Path) -> int:
+    """Linux: SIGKILL what a dead run left running in its workspace `base`: processes whose
+    environment names it (WORKSPACE_MARK), or whose working directory is inside it."""
+    real = os.path.realpath(base)
+    return sweep_marked(Mark(f"{WORKSPACE_MARK}={base}".encode(), cwd_under=real))
+
+
+def become_subreaper() -> bool:
+    """Linux: make this process the child subreaper of everything it starts (idempotent)."""
+    if sys.platform != "linux":
+        return False
+    import ctypes
+
+    pr_set_child_subreaper = 36
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(pr_set_child_subreaper, 1, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _parent_of(pid: int) -> int | None:
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+        return int(text.rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def children() -> set[int]:
+    """Linux: the pids whose parent is this process (None of them reaped here)."""
+    if sys.platform != "linux":
+        return set()
+    me = os.getpid()
+    return {pid for pid in _pids() if _parent_of(pid) == me}
+
+
+def reap_adopted(keep: set[int]) -> int:
+    """Linux: SIGKILL and reap this process's children that are not in `keep`: descendants of
+    a finished run re-parented to us (we are their subreaper). Returns how many were killed."""
+    killed = 0
+    for pid in children() - keep:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)  # our child: its pid cannot be recycled until reaped
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(pid, 0)
+        killed += 1
+    return killed
 
 
 def _taskkill(pid: int) -> None:  # pragma: no cover - exercised by the Windows CI job
@@ -156,14 +233,25 @@ def _kill_tree(proc: subprocess.Popen[bytes], tree: winjob.ProcessTree | None) -
         _posix_kill_group(proc.pid, signal.SIGKILL)
 
 
-def _reap(proc: subprocess.Popen[bytes], tree: winjob.ProcessTree | None, marker: str) -> None:
-    """After the child is gone, kill whatever it left behind: group, marked strays, job."""
+def _reap(
+    proc: subprocess.Popen[bytes], tree: winjob.ProcessTree | None, marker: str, keep: set[int]
+) -> None:
+    """After the child is gone, kill whatever it left behind: group, marked strays, adopted
+    orphans (Linux), job (Windows). Rounds go on while any of them finds something, since a
+    killed process's own children are re-parented to us only once it is dead."""
     if sys.platform == "win32":  # pragma: no cover - exercised by the Windows CI job
         if tree is not None:
             tree.close()
         return
-    _posix_kill_group(proc.pid, signal.SIGKILL)
-    sweep(marker)
+    mark = Mark(f"{RUN_MARKER}={marker}".encode())
+    for _ in range(SWEEP_ROUNDS):
+        grouped = _posix_kill_group(proc.pid, signal.SIGKILL)
+        found = reap_adopted(keep)
+        if sys.platform == "linux":
+            found += _sweep_once(mark)
+        if not found and (not grouped or sys.platform != "linux"):
+            return
+        time.sleep(SWEEP_PAUSE_S)
 
 
 def run(
@@ -181,6 +269,8 @@ def run(
         kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP
     else:
         kwargs["start_new_session"] = True
+    become_subreaper()
+    keep = children()  # the caller's own children (never ours to kill)
     started = time.monotonic()
     with log_path.open("wb") as log:
         proc = subprocess.Popen(
@@ -208,7 +298,8 @@ def run(
                 proc.wait()
                 raise
         finally:
-            _reap(proc, tree, marker)
+            _reap(proc, tree, marker, keep)
     return ProcessResult(
-        tuple(argv), proc.returncode, timed_out, time.monotonic() - started, str(log_path)
+        tuple(argv), proc.pid, proc.returncode, timed_out, time.monotonic() - started,
+        str(log_path),
     )

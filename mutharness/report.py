@@ -9,12 +9,14 @@ from pathlib import Path
 from typing import Any
 
 from mutharness.atomic import write_atomic
-from mutharness.errors import ExitCode
+from mutharness.errors import ExitCode, MutharnessError
+from mutharness.paths import shown
 from mutharness.runner import ReportState, RunFacts
 from mutharness.spec import Mutation, Spec
 from mutharness.verdict import Verdict
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+MAX_LISTED = 20  # files removed between runs, listed per mutation
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,13 @@ class MutationResult:
     verdict: Verdict
     reason: str
     as_expected: bool
+    loaded: bool | None = None  # the run imported the mutated module (None: not a .py file)
+    removed: tuple[str, ...] = ()  # untracked files the run wrote, deleted after it
+
+    @property
+    def never_imported(self) -> bool:
+        """A .py mutant whose module no process of its run imported: it never ran."""
+        return self.loaded is False
 
 
 @dataclass(frozen=True)
@@ -58,6 +67,8 @@ class RunResult:
     interrupted: int | None = None  # the signal number, when a signal stopped the run
     settings: Mapping[str, Any] = field(default_factory=dict)
     results_path: str = ""  # where the results file was written (absolute); not in the file
+    complete: bool = True  # False while the run goes on (the file is rewritten as it does)
+    error: MutharnessError | None = field(default=None, compare=False)  # what stopped it
 
     @property
     def mutation_results(self) -> tuple[MutationResult, ...]:
@@ -69,13 +80,26 @@ class RunResult:
         if self.interrupted is not None:
             return ExitCode.TERMINATED if self.interrupted == 15 else ExitCode.INTERRUPTED
         results = self.mutation_results
-        if any(spec.error for spec in self.specs) or any(
-            not result.verdict.is_evidence for result in results
+        if (
+            self.error is not None or not self.complete
+            or any(spec.error for spec in self.specs)
+            or any(not result.verdict.is_evidence for result in results)
         ):
             return ExitCode.NO_VERDICT
         if any(not result.as_expected for result in results):
             return ExitCode.UNEXPECTED
         return ExitCode.OK
+
+
+def _clean(value: Any) -> Any:
+    """A JSON value whose every string can be written as UTF-8 (file names that are not)."""
+    if isinstance(value, str):
+        return shown(value)
+    if isinstance(value, dict):
+        return {shown(str(key)): _clean(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(item) for item in value]
+    return value
 
 
 def _facts(facts: RunFacts) -> dict[str, Any]:
@@ -119,6 +143,9 @@ def _mutation(result: MutationResult) -> dict[str, Any]:
         "verdict": result.verdict.value,
         "reason": result.reason,
         "as_expected": result.as_expected,
+        "loaded": result.loaded,
+        "removed": list(result.removed[:MAX_LISTED]),
+        "removed_count": len(result.removed),
     }
 
 
@@ -137,19 +164,27 @@ def _spec(result: SpecResult) -> dict[str, Any]:
         "timeout_s": result.timeout_s,
         "baseline": None if baseline is None else {
             **_facts(baseline),
+            "config_file": baseline.config_file,
             "tests": [
-                {"nodeid": o.nodeid, "outcome": o.outcome, "duration_s": round(o.duration_s, 4)}
+                {"nodeid": o.nodeid, "outcome": o.outcome.value,
+                 "duration_s": round(o.duration_s, 4), **({"reason": o.reason} if o.reason else {})}
                 for o in baseline.outcomes
             ],
         },
+        "skipped": [] if baseline is None else [
+            {"nodeid": o.nodeid, "outcome": o.outcome.value, "reason": o.reason}
+            for o in baseline.outcomes if o.outcome.is_inert
+        ],
         "mutations": [_mutation(mutation) for mutation in result.mutations],
     }
 
 
 def to_json(run: RunResult) -> dict[str, Any]:
     """The results document: the single source for evidence rendering."""
-    return {
+    document: dict[str, Any] = _clean({
         "schema": SCHEMA_VERSION,
+        "complete": run.complete,
+        "error": run.error.message() if run.error is not None else "",
         "tool": dict(run.tool),
         "commit": run.commit,
         "dirty": run.dirty,
@@ -160,7 +195,8 @@ def to_json(run: RunResult) -> dict[str, Any]:
         "signal": run.interrupted,
         "exit_code": int(run.exit_code()),
         "specs": [_spec(spec) for spec in run.specs],
-    }
+    })
+    return document
 
 
 def write_results(run: RunResult, path: Path) -> None:

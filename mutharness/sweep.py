@@ -16,6 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from mutharness.process import kill_in_workspace
 from mutharness.workspace import MARKER, remove_workspace_dir
 
 PREFIX = "mh-"
@@ -105,7 +106,8 @@ def stale_workspaces(temp_dir: Path) -> tuple[Path, ...]:
 
 
 def sweep_stale_workspaces(temp_dir: Path | None = None) -> tuple[Path, ...]:
-    """Remove the stale workspaces in `temp_dir` (default: the system temp directory).
+    """Remove the stale workspaces in `temp_dir` (default: the system temp directory), first
+    killing what still runs there (Linux: the tests of a run killed with SIGKILL).
 
     Returns those removed. Best effort: one that cannot be removed (another run removing it
     at the same time, a file held open on Windows) is left for a later sweep.
@@ -113,6 +115,7 @@ def sweep_stale_workspaces(temp_dir: Path | None = None) -> tuple[Path, ...]:
     directory = Path(tempfile.gettempdir()) if temp_dir is None else temp_dir
     removed: list[Path] = []
     for base in stale_workspaces(directory):
+        kill_in_workspace(base)
         try:
             remove_workspace_dir(base)
         except OSError:

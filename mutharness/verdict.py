@@ -1,15 +1,18 @@
-"""Facts -> verdict: one pure function, and whether a verdict meets the spec's expectation."""
+"""Facts -> verdict: one ladder that says whether a run can be believed, then the verdict."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from mutharness.runner import ReportState, RunFacts
+from mutharness.paths import shown
+from mutharness.runner import Outcome, ReportState, RunFacts
 
 PYTEST_OK = 0
 PYTEST_TESTS_FAILED = 1
+EXAMPLES = 3
 
 
 class Verdict(Enum):
@@ -38,38 +41,121 @@ def _untrustworthy(reason: str) -> Classification:
     return Classification(Verdict.UNTRUSTWORTHY, reason)
 
 
+def _said(facts: RunFacts) -> str:
+    words = facts.said()
+    return f"; pytest said: {words}" if words else ""
+
+
+def _examples(ids: Sequence[str]) -> str:
+    shown_ids = ", ".join(ids[:EXAMPLES])
+    return shown_ids + (f" and {len(ids) - EXAMPLES} more" if len(ids) > EXAMPLES else "")
+
+
+def run_problem(facts: RunFacts, collect_only: bool = False) -> str | None:
+    """Why a run's facts cannot be believed at all, baseline or mutant (None when they can).
+
+    A crash is never a kill: no report, a report from another run, a session cut short, a
+    test that "passed" without running its body, all make a run that proves nothing. A
+    `collect_only` run (the probe before a baseline) must collect without an error.
+    """
+    if facts.timed_out:
+        return f"exceeded {facts.timeout_s:g} s"
+    if facts.signal is not None:
+        return f"killed by signal {facts.signal}"
+    if facts.report is not ReportState.OK:
+        return f"report {facts.report.value} (exit status {facts.exit_status}){_said(facts)}"
+    if facts.collection_errors:
+        return (
+            f"collection error in {', '.join(facts.collection_errors[:EXAMPLES])}{_said(facts)}"
+        )
+    completed = (PYTEST_OK,) if collect_only else (PYTEST_OK, PYTEST_TESTS_FAILED)
+    if facts.exit_status not in completed:
+        return f"pytest exit status {facts.exit_status}{_said(facts)}"
+    if collect_only:
+        return None
+    if not facts.outcomes:
+        return "ran 0 tests: an empty run proves nothing"
+    bodiless = [o.nodeid for o in facts.outcomes if o.outcome is Outcome.NO_CALL]
+    if bodiless:
+        return (
+            f"{len(bodiless)} test(s) reported as passed never ran their body (pytest.exit() "
+            f"or a plugin ended the session): {_examples(bodiless)}"
+        )
+    unknown = [o.nodeid for o in facts.outcomes if o.outcome is Outcome.UNKNOWN]
+    if unknown:
+        return f"{len(unknown)} test(s) ended with an outcome pytest does not define: " + (
+            _examples(unknown)
+        )
+    if (facts.exit_status == PYTEST_TESTS_FAILED) != bool(facts.failed):
+        return (
+            f"exit status {facts.exit_status} disagrees with {facts.failed} failing test(s)"
+            f"{_said(facts)}"
+        )
+    return None
+
+
+def ids_problem(facts: RunFacts, baseline: RunFacts) -> str | None:
+    """Why a run did not run exactly the baseline's tests (None when it did)."""
+    repeated = sorted(nodeid for nodeid, count in Counter(facts.nodeids).items() if count > 1)
+    if repeated:
+        return (
+            f"{len(repeated)} test id(s) reported more than once (subtests?): "
+            f"{_examples(repeated)}"
+        )
+    ran, expected = set(facts.nodeids), set(baseline.nodeids)
+    if ran == expected:
+        return None
+    missing = sorted(expected - ran)
+    new = sorted(ran - expected)
+    detail = "; ".join(
+        part for part in (
+            f"missing {_examples(missing)}" if missing else "",
+            f"new {_examples(new)}" if new else "",
+        ) if part
+    )
+    if len(ran) == len(expected):
+        return (
+            "test ids differ between runs (a parametrize id made from id() or a random "
+            f"value?): {detail}"
+        )
+    return f"ran {len(ran)} tests, not the baseline's {len(expected)}: {detail}"
+
+
+def inert_problem(facts: RunFacts, baseline: RunFacts) -> str | None:
+    """Why a run's skipped/xfailed tests are not exactly the baseline's (None when they are).
+
+    A skip in the baseline is accepted (the evidence lists it) as long as every run skips
+    the same tests the same way; a test that starts or stops skipping under a mutant makes
+    that run prove nothing."""
+    now = {nodeid: test.outcome for nodeid, test in facts.inert.items()}
+    before = {nodeid: test.outcome for nodeid, test in baseline.inert.items()}
+    differ = sorted(
+        nodeid for nodeid in set(now) | set(before) if now.get(nodeid) != before.get(nodeid)
+    )
+    if not differ:
+        return None
+    return (
+        f"{len(differ)} test(s) skipped or xfailed differently from the baseline: "
+        f"{_examples(differ)}"
+    )
+
+
 def classify(
-    facts: RunFacts, baseline_nodeids: Sequence[str], drift: Sequence[str] = ()
+    facts: RunFacts, baseline: RunFacts, drift: Sequence[str] = ()
 ) -> Classification:
     """Derive the verdict of a mutation run from its facts alone. A crash is never a kill."""
     if facts.timed_out:
         return Classification(Verdict.TIMEOUT, f"exceeded {facts.timeout_s:g} s")
-    if facts.signal is not None:
-        return _untrustworthy(f"killed by signal {facts.signal}")
-    if facts.report is not ReportState.OK:
-        return _untrustworthy(f"report {facts.report.value} (exit status {facts.exit_status})")
-    if facts.collection_errors:
-        return _untrustworthy(f"collection error in {', '.join(facts.collection_errors[:3])}")
-    if facts.exit_status not in (PYTEST_OK, PYTEST_TESTS_FAILED):
-        return _untrustworthy(f"pytest exit status {facts.exit_status}")
-    if not facts.outcomes:
-        return _untrustworthy("ran 0 tests: an empty run proves nothing")
-    if sorted(facts.nodeids) != sorted(baseline_nodeids):
-        return _untrustworthy(
-            f"ran {len(facts.nodeids)} tests, not the baseline's {len(baseline_nodeids)}"
-        )
-    unfinished = len(facts.outcomes) - facts.passed - facts.failed
-    if unfinished:
-        return _untrustworthy(f"{unfinished} test(s) neither passed nor failed (skip/xfail)")
+    for problem in (run_problem(facts), ids_problem(facts, baseline),
+                    inert_problem(facts, baseline)):
+        if problem is not None:
+            return _untrustworthy(problem)
     if drift:
-        return _untrustworthy(f"workspace changed after restore: {', '.join(drift[:3])}")
-    if facts.exit_status == PYTEST_TESTS_FAILED and facts.failed:
+        shown_drift = ", ".join(shown(path) for path in drift[:EXAMPLES])
+        return _untrustworthy(f"workspace changed after restore: {shown_drift}")
+    if facts.failed:
         return Classification(Verdict.CAUGHT)
-    if facts.exit_status == PYTEST_OK and not facts.failed:
-        return Classification(Verdict.SURVIVED)
-    return _untrustworthy(
-        f"exit status {facts.exit_status} disagrees with {facts.failed} failing test(s)"
-    )
+    return Classification(Verdict.SURVIVED)
 
 
 def meets_expectation(

@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import shutil
 import socket
 import stat
 import sys
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mutharness.digest import changed_paths, tree_digest
-from mutharness.errors import GitError, WorkspaceError
-from mutharness.paths import linked_parent
+from mutharness.digest import TreeState
+from mutharness.errors import EnvironmentProblem, GitError, WorkspaceError
+from mutharness.paths import linked_parent, shown
 from mutharness.signals import deferred as _signals_deferred
 
 MIN_GIT = (2, 30)
@@ -24,6 +25,25 @@ RUN_DIR = ".mutharness"
 MARKER = "mutharness-workspace"
 REGULAR_MODES = ("100644", "100755")
 _EOL_KEYS = ("core.autocrlf", "core.eol", "core.safecrlf")
+# Every git call: never run hooks, an fsmonitor, a pager, or gpg (log.showSignature).
+_SAFETY = (
+    "--no-pager", "--no-optional-locks",
+    "-c", f"core.hooksPath={os.devnull}",
+    "-c", "core.fsmonitor=false",
+    "-c", "log.showSignature=false",
+)
+_FILTER_KEYS = ("clean", "smudge", "process")
+_REPOSITORY_SCOPES = ("local", "worktree")
+# Above the checkout, pytest finds this and stops looking (never /tmp/pytest.ini, /conftest.py).
+SENTINEL_CONFIG = "pytest.ini"
+_SENTINEL_TEXT = (
+    "# mutharness: pytest's search for a configuration file stops here, inside the workspace.\n"
+    "[pytest]\n"
+)
+_PYTEST_CONFIG_NAMES = frozenset({
+    "pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini",
+    "setup.cfg", "conftest.py",
+})
 
 
 def find_git(path_env: str, refuse: Iterable[Path] = ()) -> Path | None:
@@ -131,26 +151,32 @@ def refused_directory(stderr: str) -> str | None:
     return None
 
 
-def _run(git_info: GitInfo, cwd: Path, args: list[str], **kwargs: Any) -> str:
+def _run(
+    git_info: GitInfo, cwd: Path, args: list[str], neutral: tuple[str, ...] = (), **kwargs: Any
+) -> str:
     """Run git with fixed argv (no shell, no hooks) in `cwd`, returning stdout.
 
     `--no-optional-locks` keeps read-only commands read-only: without it `git status` in the
     user's repository refreshes and rewrites `.git/index` whenever a file's stat data changed.
-    Hooks and fsmonitor are switched off for every call, whatever the repository or the user's
-    global configuration says.
+    Hooks, fsmonitor, pagers and signature checks are switched off for every call, whatever the
+    repository or the user's global configuration says; `neutral` switches off the filter
+    drivers the repository's own configuration names (see SourceRepo.neutral).
     """
-    safety = [
-        "--no-optional-locks",
-        "-c", f"core.hooksPath={os.devnull}",
-        "-c", "core.fsmonitor=false",  # a configured fsmonitor is a program `git status` runs
-    ]
+    return str(_call(git_info, cwd, args, neutral, **kwargs))
+
+
+def _call(
+    git_info: GitInfo, cwd: Path, args: list[str], neutral: tuple[str, ...] = (), **kwargs: Any
+) -> Any:
+    """`_run`, returning git's output as GitPython gives it (bytes with stdout_as_string=False)."""
     _point_gitpython_at(git_info.path)
     import git  # only now: see _point_gitpython_at
 
     try:
         with _signals_deferred():
-            output = git.Git(str(cwd)).execute([git_info.path, *safety, *args], **kwargs)
-        return str(output)
+            return git.Git(str(cwd)).execute(
+                [git_info.path, *_SAFETY, *neutral, *args], **kwargs
+            )
     except git.GitCommandError as error:
         stderr = str(error.stderr or "")
         refused = refused_directory(stderr)
@@ -166,13 +192,51 @@ def _run(git_info: GitInfo, cwd: Path, args: list[str], **kwargs: Any) -> str:
         raise GitError(f"git {' '.join(args[:2])} failed in {cwd}", stderr) from None
 
 
+def repository_filters(git_info: GitInfo, root: Path) -> tuple[str, ...]:
+    """The filter drivers the repository's own configuration (`.git/config`, a worktree's,
+    what they include) defines: their clean, smudge or process commands would run on `git
+    status`. Drivers of the user's global or system configuration (git-lfs) are the user's
+    own tools and keep working."""
+    try:
+        output = _run(git_info, root, [
+            "config", "--null", "--show-scope", "--get-regexp", r"^filter\..*\.",
+        ], strip_newline_in_stdout=False)
+    except GitError:  # no filter configured at all: git config exits 1
+        return ()
+    names: list[str] = []
+    fields = output.split("\0")
+    for scope, pair in zip(fields[::2], fields[1::2], strict=False):
+        key = pair.split("\n", 1)[0]
+        if scope in _REPOSITORY_SCOPES and key.count(".") >= 2:
+            name = key[len("filter."):].rsplit(".", 1)[0]
+            if name not in names:
+                names.append(name)
+    return tuple(names)
+
+
+def switched_off(filters: Iterable[str]) -> tuple[str, ...]:
+    """`-c` pairs that make git run none of these filter drivers' commands."""
+    pairs: list[str] = []
+    for name in filters:
+        for key in _FILTER_KEYS:
+            pairs += ["-c", f"filter.{name}.{key}="]
+        pairs += ["-c", f"filter.{name}.required=false"]
+    return tuple(pairs)
+
+
 @dataclass(frozen=True)
 class SourceRepo:
     """The user's repository: read, never written (except the self-ignoring run directory)."""
 
     root: Path
-    head: str
+    head: str  # fixed when the run starts: a commit made meanwhile never enters its results
     git: GitInfo
+    filters: tuple[str, ...] = ()  # the repository's own filter drivers: never run
+
+    @property
+    def neutral(self) -> tuple[str, ...]:
+        """The `-c` pairs that keep the repository's own filter drivers from running."""
+        return switched_off(self.filters)
 
     @property
     def short(self) -> str:
@@ -184,12 +248,34 @@ class SourceRepo:
         """The self-ignoring `.mutharness/` directory at the repository root."""
         return self.root / RUN_DIR
 
+    def run_dir_problem(self, tracked: Iterable[str]) -> str | None:
+        """Why `.mutharness/` cannot be used as the run directory (None when it can)."""
+        committed = sorted(path for path in tracked if path == RUN_DIR or path.startswith(
+            f"{RUN_DIR}/"))
+        if committed:
+            return f"{RUN_DIR} is committed to the repository ({shown(committed[0])})"
+        try:
+            info = self.run_dir.lstat()
+        except FileNotFoundError:
+            return None
+        except OSError as error:
+            return f"{self.run_dir} cannot be examined: {error.strerror}"
+        if stat.S_ISLNK(info.st_mode):
+            return f"{self.run_dir} is a symlink (mutharness never writes through one)"
+        if not stat.S_ISDIR(info.st_mode):
+            return f"{self.run_dir} is not a directory"
+        for name in (".gitignore", "lock", "lock-holder.json", "results.json"):
+            inside = self.run_dir / name
+            if inside.is_symlink() or (inside.exists() and not inside.is_file()):
+                return f"{inside} is not a regular file (mutharness never writes through a link)"
+        return None
+
     def ensure_run_dir(self) -> Path:
         """Create `.mutharness/` with its own `.gitignore` of `*` (like .pytest_cache)."""
         self.run_dir.mkdir(exist_ok=True)
         ignore = self.run_dir / ".gitignore"
         if not ignore.exists():
-            ignore.write_text("# created by mutharness; ignores this directory\n*\n")
+            write_new(ignore, b"# created by mutharness; ignores this directory\n*\n")
         return self.run_dir
 
     def changes(self) -> tuple[str, ...]:
@@ -197,7 +283,7 @@ class SourceRepo:
         output = _run(
             self.git, self.root,
             ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"],
-            strip_newline_in_stdout=False,
+            self.neutral, strip_newline_in_stdout=False,
         )
         entries = [entry for entry in output.split("\0") if entry]
         return tuple(
@@ -207,7 +293,7 @@ class SourceRepo:
     def tracked(self) -> dict[str, str]:
         """Every path in HEAD's tree mapped to its git mode (exact case)."""
         output = _run(
-            self.git, self.root, ["ls-tree", "-r", "-z", "--full-tree", "HEAD"],
+            self.git, self.root, ["ls-tree", "-r", "-z", "--full-tree", self.head],
             strip_newline_in_stdout=False,
         )
         modes: dict[str, str] = {}
@@ -217,12 +303,31 @@ class SourceRepo:
                 modes[path] = meta.split()[0]
         return modes
 
+    def committed_size(self, path: str) -> int | None:
+        """The size of `path`'s blob at HEAD (None when HEAD holds no such blob)."""
+        try:
+            return int(_run(self.git, self.root, ["cat-file", "-s", f"{self.head}:{path}"]))
+        except (GitError, ValueError):
+            return None
+
+    def committed_bytes(self, path: str) -> bytes | None:
+        """`path` as a checkout of HEAD writes it, line endings and filters applied (the
+        repository's own filter drivers never run): the bytes a workspace holds."""
+        try:
+            output = _call(
+                self.git, self.root, ["cat-file", "--filters", f"{self.head}:{path}"],
+                self.neutral, stdout_as_string=False, strip_newline_in_stdout=False,
+            )
+        except GitError:
+            return None
+        return bytes(output)
+
     def last_commit_touching(self, paths: Iterable[str]) -> str:
         """The newest commit at or before HEAD that changed any of `paths` (HEAD if none did)."""
         wanted = sorted(set(paths))
         if not wanted:
             return self.head
-        found = _run(self.git, self.root, ["log", "-1", "--format=%H", "HEAD", "--", *wanted])
+        found = _run(self.git, self.root, ["log", "-1", "--format=%H", self.head, "--", *wanted])
         return found.strip() or self.head
 
     def commits_touching_since(self, commit: str, paths: Iterable[str]) -> int | None:
@@ -275,13 +380,31 @@ def open_source(start: Path, git_info: GitInfo) -> SourceRepo:
         raise GitError(
             f"{root_path} has no commits yet (unborn HEAD)", remedy="commit first"
         ) from None
-    return SourceRepo(root_path, head.strip(), git_info)
+    return SourceRepo(root_path, head.strip(), git_info, repository_filters(git_info, root_path))
+
+
+def _make_deletable(path: str) -> None:
+    """Give the owner write access to `path`'s directory and to `path` itself (a read-only
+    file, as git's objects on Windows; a read-only directory a test left behind)."""
+    parent = os.path.dirname(path) or os.curdir
+    os.chmod(parent, stat.S_IMODE(os.lstat(parent).st_mode) | stat.S_IRWXU)
+    info = os.lstat(path)
+    if stat.S_ISDIR(info.st_mode):
+        os.chmod(path, stat.S_IMODE(info.st_mode) | stat.S_IRWXU)
+    elif not stat.S_ISLNK(info.st_mode):
+        os.chmod(path, stat.S_IMODE(info.st_mode) | stat.S_IREAD | stat.S_IWRITE)
 
 
 def _onerror(func: Callable[..., Any], path: str, _info: Any) -> None:
-    """Make read-only files (git objects on Windows) writable and retry once."""
-    os.chmod(path, stat.S_IWRITE | stat.S_IREAD)
-    func(path)
+    """Make `path` deletable, then delete it (a directory: whole, now that it can be read)."""
+    try:
+        _make_deletable(path)
+    except FileNotFoundError:
+        return  # already gone (removed whole by an earlier retry)
+    if os.path.isdir(path) and not os.path.islink(path):
+        remove_tree(Path(path))
+    else:
+        func(path)
 
 
 def _real_directories(root: Path, relative: str) -> None:
@@ -298,11 +421,52 @@ def _real_directories(root: Path, relative: str) -> None:
 
 
 def remove_tree(path: Path) -> None:
-    """Delete a directory tree, read-only files included."""
+    """Delete a directory tree, read-only files and directories included; never follows a link."""
     if sys.version_info >= (3, 12):
         shutil.rmtree(path, onexc=_onerror)
     else:  # pragma: no cover - Python 3.11
         shutil.rmtree(path, onerror=_onerror)
+
+
+def remove_path(path: Path) -> None:
+    """Delete a file, link or directory tree (never what a link points to)."""
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(info.st_mode):
+        remove_tree(path)
+        return
+    try:
+        path.unlink()
+    except PermissionError:
+        _make_deletable(str(path))
+        path.unlink()
+
+
+def write_new(path: Path, data: bytes, mode: int = 0o666) -> None:
+    """Put `data` at `path` through a new sibling file renamed over it: an existing file's
+    inode (a hard link out of the tree, say) is never written, and a link never followed."""
+    temporary = path.with_name(f".{path.name}.mh-{secrets.token_hex(4)}")
+    handle = os.open(
+        temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), mode
+    )
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        if mode != 0o666:
+            os.chmod(temporary, mode)  # exactly, whatever the umask
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def _file_mode(path: Path, default: int = 0o644) -> int:
+    try:
+        return stat.S_IMODE(path.lstat().st_mode)
+    except OSError:
+        return default
 
 
 def remove_workspace_dir(base: Path) -> None:
@@ -311,37 +475,92 @@ def remove_workspace_dir(base: Path) -> None:
     for child in base.iterdir():
         if child.name == MARKER:
             continue
-        if child.is_dir() and not child.is_symlink():
-            remove_tree(child)
-        else:
-            child.unlink()
+        remove_path(child)
     remove_tree(base)
 
 
+def temp_directory(environ: Mapping[str, str], repository: Path) -> Path:
+    """Where workspaces are made: the system temp directory, honouring TMPDIR (TEMP, TMP).
+
+    A configured one that does not exist or cannot be written is an error, not a silent
+    fallback; so is one inside the repository, or one whose path holds the PYTHONPATH separator
+    (a workspace path must fit in PYTHONPATH)."""
+    named = next(
+        ((name, environ[name]) for name in ("TMPDIR", "TEMP", "TMP") if environ.get(name)), None
+    )
+    if named is not None:
+        name, value = named
+        what = f"the temporary directory {name}={value}"
+        candidate = Path(value)
+        if not candidate.is_dir():
+            raise EnvironmentProblem(
+                f"{what} does not exist or is not a directory",
+                remedy=f"create it, or set {name} to an existing directory",
+            )
+        candidate = candidate.resolve()
+    else:
+        candidate = Path(tempfile.gettempdir()).resolve()
+        what = f"the temporary directory {candidate}"
+    if os.pathsep in str(candidate):
+        raise EnvironmentProblem(
+            f"{what} contains {os.pathsep!r}, which separates PYTHONPATH entries; the tests' "
+            "start-up directory lives there",
+            remedy="set TMPDIR to a directory whose path has no " + repr(os.pathsep),
+        )
+    if not os.access(candidate, os.W_OK | os.X_OK):
+        raise EnvironmentProblem(f"{what} is not writable",
+                                 remedy="set TMPDIR to a writable directory")
+    if candidate.is_relative_to(repository):
+        raise EnvironmentProblem(
+            f"{what} is inside the repository {repository}; a workspace must not be",
+            remedy="set TMPDIR to a directory outside the repository",
+        )
+    return candidate
+
+
+@dataclass(frozen=True)
+class Settled:
+    """What a run left in the workspace, and what that means."""
+
+    removed: tuple[str, ...] = ()  # untracked paths the tests wrote: deleted, never drift
+    drift: tuple[str, ...] = ()  # tracked files or git state the run changed: the run proves
+    #                              nothing, and the workspace was reset
+
+
 class Workspace:
-    """A disposable checkout of one commit under the system temp directory."""
+    """A disposable checkout of one commit under the system temp directory.
+
+    Every run starts from the checkout state and nothing else: after each run, what the tests
+    added is deleted and any other change is undone (`settle`).
+    """
 
     def __init__(self, base: Path, root: Path) -> None:
         self.base = base  # holds the checkout, reports, logs and pycache dirs
         self.root = root  # the checkout the tests run in
-        self._reference: dict[str, str] = {}
-        self._checkout: dict[str, str] | None = None  # the state right after materialising
-        self._extras: dict[str, bytes] = {}  # reference files that differ from the checkout
+        self._checkout = TreeState({})  # the tree right after materialising (+ overlays)
+        self._git = TreeState({})  # the checkout's .git right after materialising
         self._source: SourceRepo | None = None
         self._include: tuple[str, ...] = ()
 
     @classmethod
-    def create(cls, source: SourceRepo, include: tuple[str, ...] = ()) -> Workspace:
-        """Check `source.head` out under the temp dir; overlay `include`d uncommitted paths."""
-        base = Path(tempfile.mkdtemp(prefix="mh-"))
+    def create(
+        cls, source: SourceRepo, temp_dir: Path, include: tuple[str, ...] = ()
+    ) -> Workspace:
+        """Check `source.head` out under `temp_dir`; overlay `include`d uncommitted paths."""
+        base = Path(tempfile.mkdtemp(prefix="mh-", dir=temp_dir))
         (base / MARKER).write_text(f"{os.getpid()}\n{socket.gethostname()}\n")  # see sweep
         workspace = cls(base, base / "repo")
         try:
             workspace._materialise(source, include)
+            workspace._snapshot()
         except BaseException:
             workspace.remove()
             raise
         return workspace
+
+    @property
+    def _pristine_git(self) -> Path:
+        return self.base / "pristine.git"
 
     def _materialise(self, source: SourceRepo, include: tuple[str, ...]) -> None:
         empty = self.base / "empty"
@@ -363,6 +582,28 @@ class Workspace:
         for path in include:
             self._overlay(source.root, path)
 
+    def _snapshot(self) -> None:
+        """Record the checkout and its .git as the state every run starts from."""
+        self._guard_above()
+        git_dir = self.root / ".git"
+        shutil.copytree(git_dir, self._pristine_git, symlinks=True)
+        self._git = TreeState.scan(git_dir)
+        self._checkout = TreeState.scan(self.root, frozenset({".git"}))
+
+    def _guard_above(self) -> None:
+        """Nothing between the checkout and the temp directory can configure pytest: the
+        sentinel config stops pytest's upward search, and no other config or conftest.py
+        sits beside it (a test could have planted one for the next run)."""
+        for child in self.base.iterdir():
+            if child.name in _PYTEST_CONFIG_NAMES and child.name != SENTINEL_CONFIG:
+                remove_path(child)
+        sentinel = self.base / SENTINEL_CONFIG
+        if sentinel.is_symlink() or not sentinel.is_file() or (
+            sentinel.read_text(encoding="utf-8", errors="replace") != _SENTINEL_TEXT
+        ):
+            remove_path(sentinel)
+            write_new(sentinel, _SENTINEL_TEXT.encode())
+
     def _overlay(self, source_root: Path, path: str) -> None:
         """Copy one uncommitted path's bytes from the user's tree (or delete it here).
 
@@ -380,13 +621,44 @@ class Workspace:
             return
         if origin.is_file():
             _real_directories(self.root, path)
-            if target.is_symlink():
-                target.unlink()  # write_bytes would write through it
-            target.write_bytes(origin.read_bytes())
-            shutil.copymode(origin, target)
+            if target.is_dir() and not target.is_symlink():
+                remove_tree(target)
+            write_new(target, origin.read_bytes(), _file_mode(origin))
+
+    def _restore_git_dir(self) -> None:
+        git_dir = self.root / ".git"
+        remove_path(git_dir)
+        shutil.copytree(self._pristine_git, git_dir, symlinks=True)
+
+    def settle(self) -> Settled:
+        """After a run: delete what the tests added, and reset what else they changed.
+
+        Returns the added paths (deleted: untracked output such as coverage files is no
+        drift) and the drift: tracked files or the checkout's git state (refs, tags, config,
+        index) that the run changed; the workspace was then reset to its checkout state.
+        """
+        self._guard_above()
+        now = TreeState.scan(self.root, frozenset({".git"}), self._checkout)
+        added, changed = self._checkout.compare(now)
+        for path in added:
+            remove_path(self.path(path))
+        drift = list(changed)
+        git_dir = self.root / ".git"
+        if self._git_dir_intact():
+            git_added, git_changed = self._git.compare(
+                TreeState.scan(git_dir, reference=self._git)
+            )
+            drift += sorted(f".git/{path}" for path in (*git_added, *git_changed))
+        else:
+            drift.append(".git")
+        if drift:
+            self.reset()
+        else:
+            self._checkout = TreeState({key: now.entries[key] for key in self._checkout.entries})
+        return Settled(added, tuple(drift))
 
     def reset(self) -> None:
-        """Return the checkout to its reference state after a run changed it; raise if it won't."""
+        """Return the checkout to its checkout state after a run changed it; raise if it won't."""
         if self._source is None:
             raise WorkspaceError("the workspace was never materialised")
         gitinfo = self._source.git
@@ -395,46 +667,26 @@ class Workspace:
         # otherwise search upwards and reset and clean whatever repository encloses TMPDIR.
         pinned = [f"--git-dir={git_dir}", f"--work-tree={self.root}"]
         try:
-            if not self._git_dir_intact():
-                raise GitError(f"{git_dir} is no longer a directory")
+            self._restore_git_dir()
             _run(gitinfo, self.root, [*pinned, *self._source.eol_config(), "reset", "-q", "--hard"])
             _run(gitinfo, self.root, [*pinned, "clean", "-q", "-ffdx"])
-        except GitError:  # a run broke the checkout's own .git: build the checkout again
+        except (GitError, OSError):  # a run broke the checkout beyond git's repair: build again
             remove_tree(self.root)
             self._materialise(self._source, self._include)
+        self._restore_git_dir()  # as materialised: drops the index git just refreshed
         for path in self._include:
             self._overlay(self._source.root, path)
-        for relative, kind in self._reference.items():
-            target = self.path(relative)
-            if kind == "dir":
-                target.mkdir(parents=True, exist_ok=True)
-            elif relative in self._extras:  # what the baseline added (a plugin's cache...)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(self._extras[relative])
-                if kind.startswith("file:x:"):
-                    target.chmod(target.stat().st_mode | stat.S_IXUSR)
-        drift = self.drift()
-        if drift:
+        now = TreeState.scan(self.root, frozenset({".git"}), self._checkout)
+        added, changed = self._checkout.compare(now)
+        git_added, git_changed = self._git.compare(TreeState.scan(git_dir, reference=self._git))
+        left = (*added, *changed, *(f".git/{path}" for path in (*git_added, *git_changed)))
+        if left:
             raise WorkspaceError(
-                "the workspace could not be returned to its reference state:", drift
+                "the workspace could not be returned to its checkout state:",
+                tuple(shown(path) for path in left),
             )
-
-    def capture_reference(self) -> None:
-        """Record the workspace's bytes as the state every restore must return to."""
-        reference = tree_digest(self.root, frozenset({".git"}))
-        if self._checkout is None:
-            self._checkout = reference
-        self._extras = {
-            relative: self.path(relative).read_bytes()
-            for relative, kind in reference.items()
-            if kind.startswith("file:") and self._checkout.get(relative) != kind
-        }
-        self._reference = reference
-
-    def drift(self) -> tuple[str, ...]:
-        """Paths whose bytes differ from the reference state (and `.git`, if a run broke it)."""
-        changed = changed_paths(self._reference, tree_digest(self.root, frozenset({".git"})))
-        return changed if self._git_dir_intact() else tuple(sorted({*changed, ".git"}))
+        self._checkout = TreeState({key: now.entries[key] for key in self._checkout.entries})
+        self._git = TreeState.scan(git_dir, reference=self._git)
 
     def _git_dir_intact(self) -> bool:
         """Whether the checkout's `.git` is still a real directory holding a HEAD."""
@@ -446,25 +698,37 @@ class Workspace:
         except OSError:
             return False
 
-    def restore(self, relative: str, original: bytes, mutated: bytes) -> bool:
+    def write_mutant(self, relative: str, data: bytes) -> int:
+        """Put a mutated file's bytes in place (a new file: never an existing inode); returns
+        the file's mode, for `restore`."""
+        target = self.path(relative)
+        mode = _file_mode(target)
+        write_new(target, data, mode)
+        return mode
+
+    def restore(self, relative: str, original: bytes, mutated: bytes, mode: int) -> bool:
         """Write a mutated file's original bytes back; never through a link a run planted.
 
         False when the run changed the file, or replaced it or a directory above it (with a
-        symlink, a directory...): such a run proves nothing. Whatever was planted is removed,
-        never followed, so nothing outside the checkout is written.
+        symlink, a hard link, a directory...): such a run proves nothing. Whatever was planted
+        is removed, never followed or written through, so nothing outside the checkout is
+        written.
         """
         target = self.path(relative)
         intact = linked_parent(self.root, relative) is None
         _real_directories(self.root, relative)
-        if target.is_symlink() or (target.exists() and not target.is_file()):
+        try:
+            info: os.stat_result | None = target.lstat()
+        except FileNotFoundError:
+            info = None
+        if info is None:
             intact = False
-            if target.is_dir() and not target.is_symlink():
-                remove_tree(target)
-            else:
-                target.unlink()
-        elif not target.exists() or target.read_bytes() != mutated:
+        elif not stat.S_ISREG(info.st_mode):
             intact = False
-        target.write_bytes(original)
+            remove_path(target)
+        elif info.st_nlink > 1 or target.read_bytes() != mutated:
+            intact = False  # a hard link planted in its place, or rewritten during the run
+        write_new(target, original, mode)
         return intact
 
     def path(self, relative: str) -> Path:
@@ -483,4 +747,3 @@ class Workspace:
         """Delete the whole workspace (its marker last, so a cut-short removal is swept)."""
         if self.base.exists():
             remove_workspace_dir(self.base)
-

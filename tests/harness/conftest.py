@@ -193,29 +193,36 @@ def harness_site_packages() -> Path:
     return Path(pytest.__file__).resolve().parent.parent
 
 
+def create_venv(root: Path, system_site: bool = False) -> Venv:
+    """A real venv at `root` (no pip, so it is quick)."""
+    flags = ["--system-site-packages"] if system_site else []
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", *flags, str(root)],
+        check=True, capture_output=True,
+    )
+    python = root / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True, capture_output=True, text=True,
+    ).stdout.strip()
+    return Venv(root, python, Path(site))
+
+
 @pytest.fixture
 def make_venv(tmp_path: Path) -> Callable[..., Venv]:
     """Factory: a real venv (no pip, so it is quick) under tmp_path.
 
     `with_pytest` links this interpreter's site-packages in through a `.pth` file, so the venv
-    has pytest and pytest-json-report without installing anything; `system_site` passes
-    `--system-site-packages`.
+    has pytest and pytest-json-report without installing anything; `tools` links another
+    site-packages instead (see `tool_site`); `system_site` passes `--system-site-packages`.
     """
 
-    def make(name: str = "venv", with_pytest: bool = True, system_site: bool = False) -> Venv:
-        root = tmp_path / name
-        flags = ["--system-site-packages"] if system_site else []
-        subprocess.run(
-            [sys.executable, "-m", "venv", "--without-pip", *flags, str(root)],
-            check=True, capture_output=True,
-        )
-        python = root / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
-        site = subprocess.run(
-            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-            check=True, capture_output=True, text=True,
-        ).stdout.strip()
-        venv = Venv(root, python, Path(site))
-        if with_pytest:
+    def make(name: str = "venv", with_pytest: bool = True, system_site: bool = False,
+             tools: Path | None = None) -> Venv:
+        venv = create_venv(tmp_path / name, system_site)
+        if tools is not None:
+            venv.add_pth("zz_tools", str(tools))
+        elif with_pytest:
             venv.add_pth("zz_harness_site", str(harness_site_packages()))
         return venv
 
@@ -271,3 +278,58 @@ def verify_here() -> Callable[..., tuple[Any, Recorder]]:
         return verify(chosen, recorder, dict(os.environ if environ is None else environ)), recorder
 
     return run
+
+
+# -- real installs: wheels from PyPI, venvs with the test tools, `pip install -e .` ----------
+
+TOOLS = ("pytest-json-report", "pytest-xdist", "pytest-cov", "setuptools", "hatchling", "editables",
+         "wheel")
+FLOOR_PYTEST = "7.4.4"  # the oldest pytest mutharness claims (runner.MIN_PYTEST)
+FLOOR_TOOLS = (f"pytest=={FLOOR_PYTEST}", "pytest-json-report==1.5.0")
+
+
+def pip(*args: str | Path) -> str:
+    """Run this interpreter's pip (never a project's code); fail the test with pip's words."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "--disable-pip-version-check", *map(str, args)],
+        capture_output=True, text=True,
+    )
+    assert done.returncode == 0, f"pip {' '.join(map(str, args))} failed:\n{done.stdout}\n" \
+        f"{done.stderr}"
+    return done.stdout
+
+
+@pytest.fixture(scope="session")
+def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheels every real install of the suite uses, downloaded from PyPI once a session."""
+    directory = tmp_path_factory.mktemp("wheelhouse")
+    pip("download", "--quiet", "--dest", directory, f"pytest=={pytest.__version__}", *TOOLS)
+    pip("download", "--quiet", "--dest", directory, *FLOOR_TOOLS)
+    return directory
+
+
+def install(venv: Venv, wheelhouse: Path, *args: str | Path) -> str:
+    """`pip install` into `venv` from the wheelhouse only (no index, no build isolation)."""
+    return pip("--python", venv.python, "install", "--quiet", "--no-index", "--find-links",
+               wheelhouse, "--no-build-isolation", *args)
+
+
+def _tool_site(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path, name: str,
+               *packages: str) -> Path:
+    venv = create_venv(tmp_path_factory.mktemp(name) / "venv")
+    install(venv, wheelhouse, *packages)
+    return venv.site_packages
+
+
+@pytest.fixture(scope="session")
+def tool_site(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path) -> Path:
+    """site-packages of a venv holding this pytest, pytest-json-report, xdist, pytest-cov and
+    the build backends (setuptools, hatchling), all really installed; venvs link it in."""
+    return _tool_site(tmp_path_factory, wheelhouse, "tools", f"pytest=={pytest.__version__}",
+                      *TOOLS)
+
+
+@pytest.fixture(scope="session")
+def floor_site(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path) -> Path:
+    """site-packages of a venv holding the oldest pytest mutharness supports."""
+    return _tool_site(tmp_path_factory, wheelhouse, "floor", *FLOOR_TOOLS, "setuptools")

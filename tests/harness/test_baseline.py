@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -40,18 +41,50 @@ def test_a_failing_test_makes_the_baseline_refused_with_counts_and_ids_on_the_co
     assert "spec calc: spec calc" not in done.out
 
 
-def test_a_skipped_test_makes_the_baseline_incomplete(
-    make_project: ProjectFactory, verify_here: Verify
+def test_a_stably_skipped_test_is_accepted_listed_and_not_counted_as_a_pass(
+    make_project: ProjectFactory, verify_here: Verify, cli: Callable[..., Completed]
 ) -> None:
     project = make_project()
-    add_test(project, "\n\nimport pytest\n\n\n@pytest.mark.skip\ndef test_later():\n    pass\n")
+    add_test(project, "\n\nimport pytest\n\n\n@pytest.mark.skip(reason='needs numpy')\n"
+                      "def test_later():\n    pass\n\n\n@pytest.mark.xfail(reason='known')\n"
+                      "def test_known_bug():\n    assert False\n")
 
     run, recorder = verify_here(project)
 
+    assert recorder.errors == []
+    assert [r.verdict.value for r in recorder.results] == ["CAUGHT", "SURVIVED"]
+    assert run.exit_code() is ExitCode.OK
+    done = cli(project.root, "verify", "specs/calc.json", "--evidence", "../evidence")
+    assert done.code == 0, done.out + done.err
+    results = json.loads((project.root / ".mutharness/results.json").read_text("utf-8"))
+    assert results["specs"][0]["skipped"] == [
+        {"nodeid": "tests/test_calc.py::test_later", "outcome": "skipped",
+         "reason": "needs numpy"},
+        {"nodeid": "tests/test_calc.py::test_known_bug", "outcome": "xfailed", "reason": ""},
+    ]
+    evidence = (project.root.parent / "evidence/calc.md").read_text("utf-8")
+    assert "## Skipped in the baseline" in evidence
+    assert "`tests/test_calc.py::test_later`: skipped (needs numpy)" in evidence
+
+
+def test_a_mutant_that_makes_a_test_skip_is_untrustworthy(
+    make_project: ProjectFactory, verify_here: Verify
+) -> None:
+    project = make_project(spec=default_spec(expectBaselinePass=5, mutations=[{
+        "name": "the clamp no longer clamps above: the guarded test skips itself",
+        "file": "src/calc.py", "anchor": "    if value > high:\n        return high\n",
+        "replacement": "",
+    }]))
+    add_test(project, "\n\nimport pytest\n\n\ndef test_skips_when_unclamped():\n"
+                      "    if clamp(50, 0, 10) != 10:\n        pytest.skip('unclamped')\n")
+
+    run, recorder = verify_here(project)
+
+    [result] = recorder.results
+    assert result.verdict.value == "UNTRUSTWORTHY"
+    assert "1 test(s) skipped or xfailed differently from the baseline: " \
+        "tests/test_calc.py::test_skips_when_unclamped" in result.reason
     assert run.exit_code() is ExitCode.NO_VERDICT
-    assert recorder.events == ["head", "baseline calc", "failed calc"]
-    assert "not complete: 1 test(s) skipped or xfailed" in recorder.errors[0]
-    assert run.specs[0].mutations == ()
 
 
 def test_a_pass_count_other_than_the_pin_is_refused_naming_both_numbers(
@@ -78,7 +111,7 @@ def test_a_collection_error_makes_the_baseline_refused(
 
     assert run.exit_code() is ExitCode.NO_VERDICT
     assert recorder.events == ["head", "baseline calc", "failed calc"]
-    assert "collection errors in tests/test_calc.py" in recorder.errors[0]
+    assert "collection failed: collection error in tests/test_calc.py" in recorder.errors[0]
 
 
 def test_a_green_baseline_lets_the_mutations_run(
@@ -143,7 +176,7 @@ def test_a_baseline_that_edits_a_tracked_file_is_refused(
 
     assert run.exit_code() is ExitCode.NO_VERDICT
     assert recorder.events == ["head", "baseline calc", "failed calc"]
-    assert "the baseline run changed tracked files" in recorder.errors[0]
+    assert "without any mutant changed tracked files" in recorder.errors[0]
     assert "src/calc.py" in recorder.errors[0]
 
 

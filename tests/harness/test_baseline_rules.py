@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from mutharness.engine import Settings, baseline_problem
-from mutharness.runner import ReportState, RunFacts, TestOutcome
+from mutharness.runner import Outcome, ReportState, RunFacts, TestOutcome
 from mutharness.spec import Mutation, Spec
 
 IDS = tuple(f"tests/test_calc.py::test_{name}" for name in "abcd")
@@ -21,14 +21,16 @@ SPEC = Spec(
 
 
 def outcomes(*kinds: str) -> tuple[TestOutcome, ...]:
-    return tuple(TestOutcome(nodeid, kind, 0.01) for nodeid, kind in zip(IDS, kinds, strict=False))
+    return tuple(
+        TestOutcome(nodeid, Outcome(kind), 0.01) for nodeid, kind in zip(IDS, kinds, strict=False)
+    )
 
 
 def facts(**changes: Any) -> RunFacts:
     base = RunFacts(
         exit_status=0, signal=None, timed_out=False, timeout_s=900.0, duration_s=0.5,
         report=ReportState.OK, pytest_exit=0, outcomes=outcomes(*["passed"] * 4),
-        collection_errors=(), imported={}, sys_path=(), log_path="pytest.log",
+        collection_errors=(), log_path="pytest.log",
     )
     return dataclasses.replace(base, **changes)
 
@@ -42,17 +44,17 @@ def test_a_green_complete_baseline_at_the_expected_count_is_accepted() -> None:
     [
         pytest.param({"timed_out": True}, "timed out after 900", id="timeout"),
         pytest.param({"signal": 9, "exit_status": -9}, "signal 9", id="signal"),
-        pytest.param({"report": ReportState.MISSING}, "no trustworthy report (missing",
+        pytest.param({"report": ReportState.MISSING}, "no trustworthy run: report missing",
                      id="no-report"),
-        pytest.param({"collection_errors": ("tests/test_calc.py",)}, "collection errors",
+        pytest.param({"collection_errors": ("tests/test_calc.py",)}, "collection error",
                      id="collection-error"),
         pytest.param({"exit_status": 1, "outcomes": outcomes("passed", "failed", "passed",
                                                              "passed")},
-                     "not green: pytest exit status 1 (pass=3 fail=1 tests=4)", id="red"),
+                     "not green: 1 test(s) failed (pass=3 fail=1 tests=4)", id="red"),
+        pytest.param({"outcomes": outcomes("passed", "passed-without-call", "passed", "passed")},
+                     "never ran their body", id="pytest-exit"),
         pytest.param({"outcomes": outcomes("passed", "skipped", "passed", "passed")},
-                     "1 test(s) skipped or xfailed", id="skip"),
-        pytest.param({"outcomes": outcomes("passed", "xfailed", "passed", "passed")},
-                     "1 test(s) skipped or xfailed", id="xfail"),
+                     "baseline pass=3 but the spec expects 4", id="a-skip-is-no-pass"),
         pytest.param({"outcomes": outcomes("passed", "passed", "passed")},
                      "baseline pass=3 but the spec expects 4", id="count-drifted-down"),
     ],
@@ -63,6 +65,25 @@ def test_a_baseline_that_is_not_green_complete_and_counted_is_refused(
     problem = baseline_problem(SPEC, facts(**changes))
     assert problem is not None
     assert phrase in problem
+
+
+@pytest.mark.parametrize("kind", ["skipped", "xfailed"])
+def test_a_baseline_with_skipped_or_xfailed_tests_is_accepted_counting_passes_only(
+    kind: str
+) -> None:
+    spec = dataclasses.replace(SPEC, expect_baseline_pass=3)
+    assert baseline_problem(spec, facts(outcomes=outcomes("passed", kind, "passed", "passed"))) \
+        is None
+
+
+def test_a_baseline_exit_1_with_every_test_passing_shows_pytests_own_reason() -> None:
+    run = facts(exit_status=1, pytest_exit=1, log_tail=(
+        "....\nFAIL Required test coverage of 99% not reached. Total coverage: 60.00%\n"
+        "4 passed in 0.10s"
+    ))
+    problem = baseline_problem(SPEC, run)
+    assert problem is not None
+    assert "pytest said: FAIL Required test coverage of 99% not reached" in problem
 
 
 def test_more_passing_tests_than_expected_is_refused_too() -> None:

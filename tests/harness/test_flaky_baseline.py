@@ -10,7 +10,7 @@ from pathlib import Path
 from conftest import Completed, Project, default_spec
 
 from mutharness.engine import unstable_tests
-from mutharness.runner import ReportState, RunFacts, TestOutcome
+from mutharness.runner import Outcome, ReportState, RunFacts, TestOutcome
 
 FLAKY_TEST = '''\
 import os
@@ -29,8 +29,8 @@ def _run(*outcomes: tuple[str, str]) -> RunFacts:
     return RunFacts(
         exit_status=0, signal=None, timed_out=False, timeout_s=1.0, duration_s=0.1,
         report=ReportState.OK, pytest_exit=0,
-        outcomes=tuple(TestOutcome(nodeid, kind, 0.0) for nodeid, kind in outcomes),
-        collection_errors=(), imported={}, sys_path=(), log_path="log",
+        outcomes=tuple(TestOutcome(nodeid, Outcome(kind), 0.0) for nodeid, kind in outcomes),
+        collection_errors=(), log_path="log",
     )
 
 

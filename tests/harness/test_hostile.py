@@ -336,7 +336,9 @@ def test_fake_all_passed_reports_followed_by_os_exit_0_are_untrustworthy_never_s
     unfinished = "report session-unfinished (exit status 0)"
     assert run.reason(2) == run.reason(3) == run.reason(5) == unfinished
     assert run.reason(6) == "ran 0 tests: an empty run proves nothing"
-    assert run.reason(7) == "ran 4 tests, not the baseline's 4"
+    assert run.reason(7).startswith("test ids differ between runs")
+    assert "missing tests/test_calc.py::test_adult_at_eighteen" in run.reason(7)
+    assert "new tests/test_calc.py::test_fake_0" in run.reason(7)
     assert run.done.code == 2
 
 
@@ -370,8 +372,8 @@ def test_a_run_that_deletes_or_edits_other_workspace_files_is_untrustworthy_and_
     run = run_hostile(project, cli, sandbox, [sentinel])
 
     assert run.verdicts == ["UNTRUSTWORTHY", "CAUGHT", "UNTRUSTWORTHY", "SURVIVED"]
-    assert run.reason(0) == (
-        "workspace changed after restore: planted.txt, pyproject.toml, specs/calc.json"
+    assert run.reason(0) == (  # planted.txt is untracked: deleted, no drift
+        "workspace changed after restore: pyproject.toml, specs/calc.json"
     )
     assert run.reason(2) == "workspace changed after restore: tests/test_calc.py"
     assert [m["facts"]["collected"] for m in run.mutations] == [4, 4, 4, 4]

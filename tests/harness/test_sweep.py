@@ -183,24 +183,25 @@ def test_after_a_SIGKILL_mid_mutant_the_tree_is_untouched_the_lock_free_and_the_
         pids = sandbox.pids("mutant")
         proc.kill()
         proc.communicate(timeout=60)
+        # SIGKILL cannot be trapped: the tests (in their own session) outlive mutharness...
+        assert proc.returncode == -signal.SIGKILL
+        assert all(alive(pid) for pid in pids)
+        assert snapshot(project.root) == before
+        [left] = sandbox.workspaces()
+        assert (left / MARKER).read_text().split()[0] == str(proc.pid)
+
+        again = cli(project.root, "verify", "--lock-timeout", "0", "specs/gate.json",
+                    env=sandbox.env())
+
+        # ...until the next run's sweep kills what still runs in the stale workspace
+        assert again.code == 0, again.out + again.err
+        assert [pid for pid in pids if alive(pid)] == []
+        assert sandbox.workspaces() == []
+        assert snapshot(project.root) == before
     finally:
-        # SIGKILL cannot be trapped: the pytest child (in its own session) outlives its parent
-        # until it ends by itself; the test ends it here.
         for pid in pids:
             if alive(pid):
                 os.kill(pid, signal.SIGKILL)
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-
-    assert proc.returncode == -signal.SIGKILL
-    assert snapshot(project.root) == before
-    [left] = sandbox.workspaces()
-    assert (left / MARKER).read_text().split()[0] == str(proc.pid)
-
-    again = cli(project.root, "verify", "--lock-timeout", "0", "specs/gate.json",
-                env=sandbox.env())
-
-    assert again.code == 0, again.out + again.err
-    assert sandbox.workspaces() == []
-    assert snapshot(project.root) == before

@@ -7,14 +7,16 @@ from typing import Any
 
 import pytest
 
-from mutharness.runner import ReportState, RunFacts, TestOutcome
+from mutharness.runner import Outcome, ReportState, RunFacts, TestOutcome
 from mutharness.verdict import Classification, Verdict, classify, meets_expectation
 
 BASELINE = tuple(f"tests/test_calc.py::test_{name}" for name in "abc")
 
 
 def outcomes(*kinds: str, ids: tuple[str, ...] = BASELINE) -> tuple[TestOutcome, ...]:
-    return tuple(TestOutcome(nodeid, kind, 0.01) for nodeid, kind in zip(ids, kinds, strict=True))
+    return tuple(
+        TestOutcome(nodeid, Outcome(kind), 0.01) for nodeid, kind in zip(ids, kinds, strict=True)
+    )
 
 
 ALL_PASSED = outcomes("passed", "passed", "passed")
@@ -33,8 +35,6 @@ def facts(**changes: Any) -> RunFacts:
         pytest_exit=0,
         outcomes=ALL_PASSED,
         collection_errors=(),
-        imported={},
-        sys_path=(),
         log_path="/tmp/run/pytest.log",
     )
     return dataclasses.replace(base, **changes)
@@ -106,26 +106,31 @@ TABLE = [
     pytest.param(facts(outcomes=ALL_PASSED[:2]), (), UNTRUSTWORTHY, "ran 2 tests",
                  id="fewer-tests-than-baseline-is-not-survived"),
     pytest.param(facts(outcomes=(*ALL_PASSED, TestOutcome("tests/test_calc.py::test_d",
-                                                          "passed", 0.0))),
-                 (), UNTRUSTWORTHY, "ran 4 tests", id="more-tests-than-baseline"),
+                                                          Outcome.PASSED, 0.0))),
+                 (), UNTRUSTWORTHY, "ran 4 tests, not the baseline's 3: new "
+                 "tests/test_calc.py::test_d", id="more-tests-than-baseline"),
     pytest.param(caught(outcomes=outcomes("passed", "failed", "passed",
                                           ids=(*BASELINE[:2], "tests/test_calc.py::test_z"))),
-                 (), UNTRUSTWORTHY, "not the baseline", id="different-tests-same-count"),
+                 (), UNTRUSTWORTHY, "test ids differ between runs",
+                 id="different-tests-same-count"),
     pytest.param(facts(outcomes=outcomes("passed", "passed", "passed",
                                          ids=(BASELINE[0], BASELINE[0], BASELINE[1]))),
-                 (), UNTRUSTWORTHY, "not the baseline", id="a-test-ran-twice-another-never"),
+                 (), UNTRUSTWORTHY, "reported more than once", id="a-test-ran-twice-another-never"),
     pytest.param(facts(outcomes=()), (), UNTRUSTWORTHY, "ran 0 tests", id="nothing-ran"),
-    # tests that neither passed nor failed
+    # tests that neither passed nor failed, where the baseline passed them
     pytest.param(facts(outcomes=outcomes("passed", "skipped", "passed")), (), UNTRUSTWORTHY,
-                 "skip", id="a-skipped-test"),
+                 "skipped or xfailed differently from the baseline", id="a-skipped-test"),
     pytest.param(caught(outcomes=outcomes("failed", "skipped", "passed")), (), UNTRUSTWORTHY,
-                 "skip", id="a-skipped-test-next-to-a-failure"),
+                 "skipped or xfailed differently", id="a-skipped-test-next-to-a-failure"),
     pytest.param(facts(outcomes=outcomes("passed", "xfailed", "passed")), (), UNTRUSTWORTHY,
-                 "xfail", id="an-xfailed-test"),
+                 "skipped or xfailed differently", id="an-xfailed-test"),
     pytest.param(facts(outcomes=outcomes("passed", "xpassed", "passed")), (), UNTRUSTWORTHY,
-                 "neither passed nor failed", id="an-xpassed-test"),
-    pytest.param(facts(outcomes=outcomes("passed", "rerun", "passed")), (), UNTRUSTWORTHY,
-                 "neither passed nor failed", id="an-unknown-outcome"),
+                 "skipped or xfailed differently", id="an-xpassed-test"),
+    pytest.param(facts(outcomes=outcomes("passed", "unknown", "passed")), (), UNTRUSTWORTHY,
+                 "an outcome pytest does not define", id="an-unknown-outcome"),
+    # "passed" with no call phase: pytest.exit(returncode=0) inside the last test
+    pytest.param(facts(outcomes=outcomes("passed", "passed", "passed-without-call")), (),
+                 UNTRUSTWORTHY, "never ran their body", id="pytest-exit-0-is-never-survived"),
     # the workspace changed after restore
     pytest.param(caught(), ("src/calc.py",), UNTRUSTWORTHY, "workspace changed after restore: "
                  "src/calc.py", id="drift-after-a-catch"),
@@ -143,7 +148,7 @@ TABLE = [
 def test_the_verdict_follows_from_the_facts_alone(
     run: RunFacts, drift: tuple[str, ...], verdict: Verdict, reason: str
 ) -> None:
-    result = classify(run, BASELINE, drift)
+    result = classify(run, facts(), drift)
 
     assert result.verdict is verdict
     assert reason in result.reason
@@ -156,11 +161,39 @@ def test_the_verdict_follows_from_the_facts_alone(
 def test_an_empty_run_against_an_empty_baseline_is_never_survived() -> None:
     run = facts(outcomes=())
 
-    assert classify(run, ()).verdict is Verdict.UNTRUSTWORTHY
+    assert classify(run, run).verdict is Verdict.UNTRUSTWORTHY
 
 
 def test_the_baseline_order_does_not_matter() -> None:
-    assert classify(caught(), tuple(reversed(BASELINE))).verdict is Verdict.CAUGHT
+    baseline = facts(outcomes=tuple(reversed(ALL_PASSED)))
+    assert classify(caught(), baseline).verdict is Verdict.CAUGHT
+
+
+WITH_A_SKIP = facts(outcomes=outcomes("passed", "skipped", "passed"))
+
+# (facts, baseline, verdict, a phrase of the reason): skips that are the baseline's own
+SKIPS = [
+    pytest.param(facts(outcomes=outcomes("passed", "skipped", "passed")), WITH_A_SKIP, SURVIVED,
+                 "", id="the-baselines-skip-again-survived"),
+    pytest.param(caught(outcomes=outcomes("failed", "skipped", "passed")), WITH_A_SKIP, CAUGHT,
+                 "", id="the-baselines-skip-again-caught"),
+    pytest.param(facts(), WITH_A_SKIP, UNTRUSTWORTHY, "skipped or xfailed differently from the "
+                 "baseline: tests/test_calc.py::test_b", id="a-baseline-skip-that-now-runs"),
+    pytest.param(facts(outcomes=outcomes("passed", "xfailed", "passed")), WITH_A_SKIP,
+                 UNTRUSTWORTHY, "differently", id="a-baseline-skip-that-now-xfails"),
+    pytest.param(facts(outcomes=outcomes("skipped", "skipped", "passed")), WITH_A_SKIP,
+                 UNTRUSTWORTHY, "1 test(s) skipped", id="one-more-skip-than-the-baseline"),
+]
+
+
+@pytest.mark.parametrize(("run", "baseline", "verdict", "reason"), SKIPS)
+def test_a_mutant_run_must_skip_exactly_what_the_baseline_skipped(
+    run: RunFacts, baseline: RunFacts, verdict: Verdict, reason: str
+) -> None:
+    result = classify(run, baseline)
+
+    assert result.verdict is verdict
+    assert reason in result.reason
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,235 @@
+"""Start-up hook copied into every test run as `sitecustomize`: the workspace's copy wins.
+
+Every Python process a run starts (pytest, and the interpreters its tests start: a
+`subprocess.run([sys.executable, ...])`, a console script, pytest-xdist workers) inherits the
+run's PYTHONPATH, whose first entry holds this file as `sitecustomize.py`. Python imports it at
+start-up, after the `.pth` files of site-packages ran (so editable installs have put their path
+entries and finders in place) and before the main module imports anything. Here it:
+
+* rewrites every `sys.path` entry inside the user's repository (`MUTHARNESS_USER_ROOT`) to the
+  same path inside the workspace (`MUTHARNESS_WORKSPACE_ROOT`);
+* puts a finder first on `sys.meta_path` that asks the other finders, in their order, and
+  rewrites any module they find in the user's repository (setuptools' editable finder, the
+  `editables` redirector, a path entry added later) to the workspace's copy of that file. A
+  package found that way also keeps the user's directory after the workspace's in its
+  `__path__`, so files the workspace lacks (a generated `_version.py`, an extension built in
+  place) are still found where the environment pointed;
+* appends a line per imported module (pid, name, file) to a log in `MUTHARNESS_IMPORTS`, so the
+  harness knows which copy of each file every process of the run loaded, children included;
+* then runs the `sitecustomize` that this one shadows, if there is one.
+
+It runs in the tests' interpreter, which may be older than the harness's: Python 3.8 syntax,
+standard library only, and it never raises (a failure is logged for the harness to report).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import importlib.machinery
+import importlib.util
+import os
+import sys
+from typing import Any
+
+USER_ROOT = "MUTHARNESS_USER_ROOT"
+WORKSPACE_ROOT = "MUTHARNESS_WORKSPACE_ROOT"
+IMPORTS = "MUTHARNESS_IMPORTS"
+ERROR = "!error"  # a log line's name field when the hook itself failed
+HOOKED = "!hooked"  # the lines before this one list what start-up imported before the hook
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+
+
+class _Log:
+    """An append-only log of (pid, module, file) lines: each line is one write(2), so lines of
+    processes sharing the file (a fork) never interleave, and an os._exit loses nothing."""
+
+    def __init__(self, directory: str) -> None:
+        name = f"{os.getpid()}-{os.urandom(4).hex()}.log"
+        self.fd = os.open(
+            os.path.join(directory, name), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600
+        )
+        self.seen: set[tuple[str, str]] = set()
+
+    def write(self, name: str, origin: str) -> None:
+        key = (name, origin)
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        line = f"{os.getpid()}\t{name}\t{_escape(origin)}\n"
+        with contextlib.suppress(OSError, ValueError):
+            os.write(self.fd, os.fsencode(line))
+
+    def modules(self) -> None:
+        """Log every module in sys.modules that came from a file."""
+        for name, module in list(sys.modules.items()):
+            origin = getattr(module, "__file__", None)
+            if isinstance(origin, str):
+                self.write(name, os.path.abspath(origin))
+
+
+class WorkspaceFirst:
+    """The finder first on sys.meta_path: what the others find in the user's tree is rewritten
+    to the workspace's copy."""
+
+    def __init__(self, user_root: str, workspace_root: str, log: _Log | None) -> None:
+        self.user = os.path.normcase(os.path.realpath(user_root))
+        self.workspace = os.path.normcase(os.path.realpath(workspace_root))
+        self.log = log
+        self.remapped_roots: list[str] = []  # workspace directories that replaced user ones
+        self._real: dict[str, str] = {}
+
+    def _realdir(self, directory: str) -> str:
+        found = self._real.get(directory)
+        if found is None:
+            found = os.path.normcase(os.path.realpath(directory))
+            self._real[directory] = found
+        return found
+
+    def _relative(self, path: str, root: str) -> str | None:
+        """`path` relative to `root` (both real and normcased), or None when outside it."""
+        if path == root:
+            return ""
+        prefix = root.rstrip(os.sep) + os.sep
+        return path[len(prefix):] if path.startswith(prefix) else None
+
+    def to_workspace(self, path: str) -> str | None:
+        """The workspace's path for `path` when it lies in the user's tree (None otherwise).
+
+        A file reached through a link (setuptools' strict editable mode links every file of
+        the package into a tree under build/) counts where the link leads."""
+        absolute = os.path.abspath(path)
+        head, tail = os.path.split(absolute)
+        if os.path.islink(absolute):
+            real = os.path.normcase(os.path.realpath(absolute))
+        elif tail:
+            real = os.path.join(self._realdir(head), os.path.normcase(tail))
+        else:
+            real = self._realdir(absolute)
+        relative = self._relative(real, self.user)
+        if relative is None:
+            return None
+        return os.path.join(self.workspace, relative) if relative else self.workspace
+
+    def to_user(self, path: str) -> str | None:
+        """The user's path for a workspace path below a remapped root (None otherwise)."""
+        real = self._realdir(path)
+        if not any(self._relative(real, root) is not None for root in self.remapped_roots):
+            return None
+        relative = self._relative(real, self.workspace)
+        if relative is None:
+            return None
+        return os.path.join(self.user, relative) if relative else self.user
+
+    def rewrite_sys_path(self) -> None:
+        """Replace each entry inside the user's tree by the workspace's (the user's after it)."""
+        rewritten: list[str] = []
+        for entry in sys.path:
+            target = self.to_workspace(entry or os.curdir) if isinstance(entry, str) else None
+            if target is not None and os.path.isdir(target) and target not in rewritten:
+                rewritten.append(target)
+                self.remapped_roots.append(self._realdir(target))
+            rewritten.append(entry)
+        sys.path[:] = rewritten
+        sys.path_importer_cache.clear()
+
+    def _locations(self, locations: list[str]) -> list[str] | None:
+        """A package's search path with workspace directories first (None: nothing to change)."""
+        moved = [(self.to_workspace(entry), entry) for entry in locations]
+        if any(target is not None for target, _ in moved):
+            first = [target for target, _ in moved if target is not None and os.path.isdir(target)]
+            for target in first:
+                self.remapped_roots.append(self._realdir(target))
+            return first + [entry for entry in locations if entry not in first]
+        extra = [user for user in map(self.to_user, locations) if user and os.path.isdir(user)]
+        if not extra:
+            return None
+        return list(locations) + [entry for entry in extra if entry not in locations]
+
+    def rewritten(self, spec: Any) -> Any:
+        """`spec`, or one for the workspace's copy of the same module."""
+        locations = spec.submodule_search_locations
+        new_locations = self._locations(list(locations)) if locations is not None else None
+        origin = spec.origin if spec.has_location and isinstance(spec.origin, str) else None
+        new_origin = self.to_workspace(origin) if origin else None
+        if new_origin is not None and not os.path.isfile(new_origin):
+            new_origin = None  # the workspace lacks it (untracked, generated): keep the user's
+        if new_origin is None and new_locations is None:
+            return spec
+        if origin is None:  # a namespace package
+            new = importlib.machinery.ModuleSpec(spec.name, None, is_package=True)
+            new.submodule_search_locations = new_locations
+            return new
+        return importlib.util.spec_from_file_location(
+            spec.name, new_origin or origin, submodule_search_locations=new_locations
+        )
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        try:
+            after = sys.meta_path[sys.meta_path.index(self) + 1:]
+        except ValueError:
+            return None
+        for finder in after:
+            find = getattr(finder, "find_spec", None)
+            if find is None:
+                continue
+            spec = find(fullname, path, target)
+            if spec is None:
+                continue
+            try:
+                spec = self.rewritten(spec)
+            except Exception as error:  # never break an import over the remap
+                if self.log is not None:
+                    self.log.write(ERROR, f"remapping {fullname}: {error!r}")
+            if self.log is not None and isinstance(spec.origin, str) and spec.has_location:
+                self.log.write(fullname, os.path.abspath(spec.origin))
+            return spec
+        return None
+
+
+def _chain() -> None:
+    """Run the `sitecustomize` this file shadows (the interpreter's or the environment's)."""
+    here = os.path.normcase(os.path.dirname(os.path.abspath(__file__)))
+    rest = [
+        entry for entry in sys.path
+        if isinstance(entry, str) and os.path.normcase(os.path.abspath(entry or os.curdir)) != here
+    ]
+    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
+    if spec is None or spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["sitecustomize"] = module
+    spec.loader.exec_module(module)
+
+
+def install() -> None:
+    """Set the hook up from the run's environment; log (never raise) what goes wrong."""
+    log: _Log | None = None
+    try:
+        directory = os.environ.get(IMPORTS)
+        if directory and os.path.isdir(directory):
+            log = _Log(directory)
+            log.modules()  # what start-up (site, .pth files) imported before this ran
+            log.write(HOOKED, "")
+            atexit.register(log.modules)
+        user, workspace = os.environ.get(USER_ROOT), os.environ.get(WORKSPACE_ROOT)
+        if user and workspace:
+            hook = WorkspaceFirst(user, workspace, log)
+            hook.rewrite_sys_path()
+            sys.meta_path.insert(0, hook)
+    except Exception as error:
+        if log is not None:
+            log.write(ERROR, f"start-up: {error!r}")
+        sys.stderr.write(f"mutharness start-up hook failed: {error!r}\n")
+
+
+if __name__ == "sitecustomize":  # as a run's start-up hook; importing the module does nothing
+    install()
+    try:
+        _chain()
+    except Exception as _error:
+        sys.stderr.write(f"sitecustomize (run after mutharness's start-up hook) failed: "
+                         f"{_error!r}\n")

@@ -1,0 +1,183 @@
+"""Every run starts from the same clean state: nothing one run leaves (files, tags, a warm home,
+a daemon) decides the next run's verdict, and files the tests write are no drift."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import Completed, Project, Venv, default_spec
+from liverun import LOW_BOUND, Sandbox, alive, no_strays
+
+ProjectFactory = Callable[..., Project]
+VenvFactory = Callable[..., Venv]
+Cli = Callable[..., Completed]
+
+SURVIVOR = default_spec()["mutations"][1]  # 18 -> 17: no test asks, so it must SURVIVE
+
+
+def mutations_of(project: Project) -> list[dict[str, Any]]:
+    results = json.loads((project.root / ".mutharness/results.json").read_text("utf-8"))
+    mutations: list[dict[str, Any]] = results["specs"][0]["mutations"]
+    return mutations
+
+
+def with_test(make_project: ProjectFactory, name: str, text: str, count: int,
+              mutations: list[dict[str, Any]]) -> Project:
+    project = make_project(spec=default_spec(
+        tests=["tests/test_calc.py", f"tests/{name}"], expectBaselinePass=count,
+        mutations=mutations,
+    ))
+    project.write(f"tests/{name}", text)
+    project.commit(f"add {name}")
+    return project
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="builds POSIX venv layouts (bin/python)")
+def test_coverage_and_junit_files_written_by_addopts_are_removed_between_runs_not_drift(
+    make_project: ProjectFactory, make_venv: VenvFactory, tool_site: Path, cli: Cli
+) -> None:
+    project = make_project()
+    project.write("pyproject.toml", (
+        '[tool.pytest.ini_options]\npythonpath = ["src"]\n'
+        'addopts = "--cov=calc --cov-report=xml --junitxml=junit.xml"\n'
+    ))
+    project.commit("coverage and a JUnit report on every run, as many projects do")
+    venv = make_venv("cov", tools=tool_site)
+
+    done = cli(project.root, "verify", "specs/calc.json", "--python", str(venv.python))
+
+    assert done.code == 0, done.out + done.err
+    assert [(m["verdict"], m["removed"]) for m in mutations_of(project)] == [
+        ("CAUGHT", [".coverage", "coverage.xml", "junit.xml"]),
+        ("SURVIVED", [".coverage", "coverage.xml", "junit.xml"]),
+    ]
+
+
+TAGGING_TEST = '''\
+import subprocess
+
+from calc import clamp
+
+
+def git(*args):
+    return subprocess.run(["git", *args], capture_output=True, text=True, check=True).stdout
+
+
+def test_no_tag_is_left_by_an_earlier_run():
+    assert git("tag", "--list") == ""
+
+
+def test_the_unclamped_mutant_tags_the_checkout():
+    if clamp(50, 0, 10) != 10:
+        git("tag", "left-behind")
+'''
+
+UNCLAMPED = {"name": "the high bound is ignored (and its run tags the checkout)",
+             "file": "src/calc.py", "anchor": "    if value > high:\n        return high\n",
+             "replacement": ""}
+
+
+def test_a_tag_a_run_leaves_in_the_checkout_is_drift_and_never_reaches_the_next_run(
+    make_project: ProjectFactory, cli: Cli
+) -> None:
+    project = with_test(make_project, "test_tags.py", TAGGING_TEST, 6, [UNCLAMPED, SURVIVOR])
+
+    done = cli(project.root, "verify", "specs/calc.json")
+
+    tagger, survivor = mutations_of(project)
+    assert tagger["verdict"] == "UNTRUSTWORTHY"
+    assert "workspace changed after restore: .git/refs/tags/left-behind" in tagger["reason"]
+    assert (survivor["verdict"], survivor["as_expected"]) == ("SURVIVED", True)
+    assert done.code == 2, done.out + done.err  # the untrustworthy run: no verdict for it
+
+
+HOME_TEST = '''\
+import os
+import pathlib
+
+
+def test_the_home_is_private_empty_and_fresh():
+    home = pathlib.Path.home()
+    assert str(home) != os.environ["MH_REAL_HOME"]
+    cache = pathlib.Path(os.environ["XDG_CACHE_HOME"])
+    assert cache.is_relative_to(home)
+    assert sorted(path.name for path in home.rglob("*") if path.is_file()) == []
+    (cache / "warm").write_text("a cache an earlier run warmed")
+    (home / ".toolrc").write_text("settings a run wrote")
+'''
+
+
+def test_the_tests_get_a_private_empty_home_per_run_and_never_touch_the_real_one(
+    make_project: ProjectFactory, cli: Cli, git_home: Path
+) -> None:
+    project = with_test(make_project, "test_home.py", HOME_TEST, 5, [LOW_BOUND, SURVIVOR])
+    before = sorted(path.relative_to(git_home) for path in git_home.rglob("*"))
+
+    done = cli(project.root, "verify", "specs/calc.json",
+               env={**os.environ, "MH_REAL_HOME": str(git_home)})
+
+    assert done.code == 0, done.out + done.err
+    assert [m["verdict"] for m in mutations_of(project)] == ["CAUGHT", "SURVIVED"]
+    assert sorted(path.relative_to(git_home) for path in git_home.rglob("*")) == before
+
+
+DAEMON_TEST = '''\
+import os
+import pathlib
+import sys
+import time
+
+SPY = pathlib.Path(os.environ["MH_SPY_DIR"])
+DAEMON = "import os, pathlib, sys, time; " \\
+    "pathlib.Path(sys.argv[1], f'daemon-{os.getpid()}.pid').write_text(str(os.getpid())); " \\
+    "time.sleep(600)"
+
+
+def _alive(pid):
+    try:
+        state = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_no_daemon_of_an_earlier_run_is_still_alive():
+    assert [p.name for p in SPY.glob("daemon-*.pid") if _alive(int(p.read_text()))] == []
+
+
+def test_leaves_a_daemon_that_escaped_the_group_and_the_environment_marker():
+    known = set(SPY.glob("daemon-*.pid"))
+    child = os.fork()
+    if child == 0:  # a double fork, a new session, and an exec with an empty environment
+        os.setsid()
+        if os.fork() == 0:
+            os.execve(sys.executable, [sys.executable, "-c", DAEMON, str(SPY)], {})
+        os._exit(0)
+    os.waitpid(child, 0)
+    deadline = time.monotonic() + 30
+    while set(SPY.glob("daemon-*.pid")) == known and time.monotonic() < deadline:
+        time.sleep(0.01)
+'''
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the subreaper is Linux's")
+def test_a_daemon_that_escaped_group_and_marker_is_killed_before_the_next_run(
+    make_project: ProjectFactory, cli: Cli, tmp_path: Path
+) -> None:
+    project = with_test(make_project, "test_daemon.py", DAEMON_TEST, 6, [LOW_BOUND, SURVIVOR])
+    sandbox = Sandbox.under(tmp_path)
+
+    with no_strays(sandbox.spy):
+        done = cli(project.root, "verify", "specs/calc.json", env=sandbox.env())
+        daemons = [int(path.read_text()) for path in sandbox.spy.glob("daemon-*.pid")]
+
+        assert done.code == 0, done.out + done.err
+        assert [m["verdict"] for m in mutations_of(project)] == ["CAUGHT", "SURVIVED"]
+        assert len(daemons) == 3  # the baseline's and each mutant's
+        assert [pid for pid in daemons if alive(pid)] == []
