@@ -15,7 +15,7 @@ def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
     """Write the module -> file map, sys.path and the config file where the harness asked
     (atomically): its presence is the proof that the session reached its end."""
     out = os.environ.get("MUTHARNESS_PROBE_OUT")
-    if not out:
+    if not out or hasattr(session.config, "workerinput"):  # a pytest-xdist worker: not the end
         return
     modules = {}
     for name, module in list(sys.modules.items()):

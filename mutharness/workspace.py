@@ -457,6 +457,9 @@ def write_new(path: Path, data: bytes, mode: int = 0o666) -> None:
         if mode != 0o666:
             os.chmod(temporary, mode)  # exactly, whatever the umask
         os.replace(temporary, path)
+    except OSError as error:
+        temporary.unlink(missing_ok=True)
+        raise OSError(error.errno, error.strerror, str(path)) from error  # name the file
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise

@@ -286,6 +286,7 @@ TOOLS = ("pytest-json-report", "pytest-xdist", "pytest-cov", "setuptools", "hatc
          "wheel")
 FLOOR_PYTEST = "7.4.4"  # the oldest pytest mutharness claims (runner.MIN_PYTEST)
 FLOOR_TOOLS = (f"pytest=={FLOOR_PYTEST}", "pytest-json-report==1.5.0")
+TOO_OLD_PYTEST = "7.3.2"
 
 
 def pip(*args: str | Path) -> str:
@@ -305,6 +306,7 @@ def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     directory = tmp_path_factory.mktemp("wheelhouse")
     pip("download", "--quiet", "--dest", directory, f"pytest=={pytest.__version__}", *TOOLS)
     pip("download", "--quiet", "--dest", directory, *FLOOR_TOOLS)
+    pip("download", "--quiet", "--dest", directory, f"pytest=={TOO_OLD_PYTEST}")
     return directory
 
 

@@ -173,10 +173,14 @@ def verdicts(project: Project) -> list[tuple[str, bool | None]]:
     return [(m["verdict"], m["loaded"]) for spec in results["specs"] for m in spec["mutations"]]
 
 
+XDIST = '\n[tool.pytest.ini_options]\naddopts = "-n 2"\n'
+
+
 @pytest.mark.parametrize(
     ("backend", "source", "config"),
     [
         pytest.param(SETUPTOOLS, "src/", (), id="setuptools-src-layout"),
+        pytest.param(SETUPTOOLS + XDIST, "src/", (), id="setuptools-src-layout-xdist-workers"),
         pytest.param(SETUPTOOLS, "src/", ("--config-settings", "editable_mode=strict"),
                      id="setuptools-src-layout-strict-links"),
         pytest.param(HATCHLING, "", (), id="hatchling-flat-layout"),

@@ -1,0 +1,177 @@
+"""Nothing from outside the workspace gets in: no pytest config or conftest.py from above it, no
+program the repository's git config names, no write through `.mutharness` or a planted link."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import CALC, TEST_CALC, Completed, Project, default_spec, git
+from liverun import Sandbox, snapshot
+
+ProjectFactory = Callable[..., Project]
+Cli = Callable[..., Completed]
+
+posix_only = pytest.mark.skipif(sys.platform == "win32", reason="plants /bin/sh scripts")
+
+PLANTED_CONFTEST = '''\
+import pathlib
+pathlib.Path(__file__).with_name("PLANTED_CONFTEST_RAN").write_text("code ran as you")
+'''
+
+
+def flat_project_without_pytest_config(make_project: ProjectFactory) -> Project:
+    """The calc project with calc.py at the root and no pytest configuration of its own."""
+    project = make_project()
+    (project.root / "pyproject.toml").unlink()
+    (project.root / "src/calc.py").unlink()
+    project.write("calc.py", CALC)
+    project.write("tests/test_calc.py", TEST_CALC)
+    spec = default_spec()
+    for mutation in spec["mutations"]:
+        mutation["file"] = "calc.py"
+    project.spec("calc", spec)
+    project.commit("flat, no pytest config: pytest would search above the checkout")
+    return project
+
+
+def test_a_pytest_ini_and_conftest_planted_above_the_workspace_are_never_loaded(
+    make_project: ProjectFactory, cli: Cli, tmp_path: Path
+) -> None:
+    project = flat_project_without_pytest_config(make_project)
+    sandbox = Sandbox.under(tmp_path)  # the workspaces are made in sandbox.tmpdir
+    (sandbox.tmpdir / "pytest.ini").write_text("[pytest]\naddopts = -p no:python\n")
+    (sandbox.tmpdir / "conftest.py").write_text(PLANTED_CONFTEST)
+
+    done = cli(project.root, "verify", "specs/calc.json", env=sandbox.env())
+
+    assert done.code == 0, done.out + done.err
+    assert not (sandbox.tmpdir / "PLANTED_CONFTEST_RAN").exists()
+    results = json.loads((project.root / ".mutharness/results.json").read_text("utf-8"))
+    assert results["specs"][0]["baseline"]["config_file"] == (
+        "none in the repository (pytest read pytest.ini above the checkout)"
+    )
+
+
+EVIL = "#!/bin/sh\necho ran >> {marker}\ncat\n"
+
+
+def planted_program(tmp_path: Path) -> tuple[Path, Path]:
+    marker = tmp_path / "PROGRAM_RAN"
+    program = tmp_path / "evil-program"
+    program.write_text(EVIL.format(marker=marker))
+    program.chmod(0o755)
+    return program, marker
+
+
+@posix_only
+def test_a_filter_driver_in_the_repositorys_config_never_runs_in_check_or_verify(
+    make_project: ProjectFactory, cli: Cli, tmp_path: Path
+) -> None:
+    project = make_project()
+    program, marker = planted_program(tmp_path)
+    git(project.root, "config", "filter.evil.clean", str(program))
+    git(project.root, "config", "filter.evil.smudge", str(program))
+    project.write(".gitattributes", "*.py filter=evil\n")
+    project.commit("every .py file goes through the repository's own filter")
+    marker.unlink(missing_ok=True)
+    os.utime(project.root / "src/calc.py", (1, 1))  # stat data stale: git status re-reads it
+
+    checked = cli(project.root, "check")
+    verified = cli(project.root, "verify", "specs/calc.json")
+
+    assert checked.code == 0, checked.out + checked.err
+    assert verified.code == 0, verified.out + verified.err
+    assert not marker.exists()
+    git(project.root, "status", "--porcelain")  # the control: git itself runs the driver
+    assert marker.exists()
+
+
+@posix_only
+def test_log_show_signature_never_runs_the_configured_gpg_program(
+    make_project: ProjectFactory, cli: Cli, tmp_path: Path
+) -> None:
+    project = make_project()
+    program, marker = planted_program(tmp_path)
+    commit = git(project.root, "cat-file", "commit", "HEAD")
+    head, body = commit.split("\n\n", 1)
+    signed = f"{head}\ngpgsig -----BEGIN PGP SIGNATURE-----\n \n iQEz\n " \
+             f"-----END PGP SIGNATURE-----\n\n{body}"
+    path = tmp_path / "signed-commit"
+    path.write_text(signed)
+    new = git(project.root, "hash-object", "-t", "commit", "-w", str(path)).strip()
+    git(project.root, "update-ref", "HEAD", new)
+    git(project.root, "config", "log.showSignature", "true")
+    git(project.root, "config", "gpg.program", str(program))
+
+    done = cli(project.root, "verify", "specs/calc.json")
+
+    assert done.code == 0, done.out + done.err
+    assert not marker.exists()
+    git(project.root, "log", "-1", "--format=%H", "--", "src/calc.py")  # the control
+    assert marker.exists()
+
+
+@pytest.mark.parametrize("kind", ["committed link", "link", "file"])
+def test_a_run_directory_that_is_a_link_or_a_file_is_refused_and_never_written_through(
+    make_project: ProjectFactory, cli: Cli, tmp_path: Path, kind: str
+) -> None:
+    project = make_project()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    run_dir = project.root / ".mutharness"
+    if kind == "file":
+        run_dir.write_text("not a directory\n")
+    else:
+        run_dir.symlink_to(elsewhere, target_is_directory=True)
+    if kind == "committed link":
+        project.commit("a .mutharness link in the repository")
+    before = snapshot(project.root)
+
+    done = cli(project.root, "verify", "specs/calc.json")
+
+    assert done.code == 2, done.out + done.err
+    assert "Traceback" not in done.err
+    reason = {"committed link": ".mutharness is committed to the repository",
+              "link": "is a symlink (mutharness never writes through one)",
+              "file": "is not a directory"}[kind]
+    assert reason in done.err
+    assert list(elsewhere.iterdir()) == []
+    assert snapshot(project.root) == before
+
+
+HARD_LINKER = (
+    "import os as _os\n"
+    "_os.unlink(__file__)\n"
+    "_os.link(_os.environ['MH_VICTIM'], __file__)\n"
+    "def is_adult(age):\n"
+)
+
+
+@pytest.mark.skipif(not hasattr(os, "link"), reason="no hard links")
+def test_restore_never_writes_through_a_hard_link_a_mutant_planted(
+    make_project: ProjectFactory, cli: Cli, tmp_path: Path
+) -> None:
+    project = make_project(spec=default_spec(mutations=[
+        {"name": "the module replaces itself with a hard link to a file outside",
+         "file": "src/calc.py", "anchor": "def is_adult(age):\n", "replacement": HARD_LINKER},
+        default_spec()["mutations"][0],
+    ]))
+    sandbox = Sandbox.under(tmp_path)
+    victim = tmp_path / "victim.txt"  # on the workspace's file system, so a link can reach it
+    victim.write_text("precious\n")
+
+    done = cli(project.root, "verify", "specs/calc.json",
+               env=sandbox.env(MH_VICTIM=str(victim)))
+
+    assert victim.read_text() == "precious\n"
+    results = json.loads((project.root / ".mutharness/results.json").read_text("utf-8"))
+    linker, caught = results["specs"][0]["mutations"]
+    assert linker["verdict"] == "UNTRUSTWORTHY"
+    assert "replaced or rewritten during the run" in linker["reason"]
+    assert caught["verdict"] == "CAUGHT"
+    assert done.code == 2
