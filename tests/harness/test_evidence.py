@@ -237,12 +237,13 @@ def test_a_dirty_run_is_flagged_in_the_spec_document() -> None:
     assert "(clean)" not in document
 
 
-def test_the_index_links_every_spec_and_holds_no_timings() -> None:
+def test_the_index_links_every_spec_and_holds_no_timings_nor_the_head_commit() -> None:
     run = results()
     second = copy.deepcopy(run["specs"][0])
     second.update(id="gate two", path="specs/gate two.json")
     run["specs"].append(second)
     slower = copy.deepcopy(run)
+    slower["commit"] = "9" * 40  # HEAD moved by the commit of the evidence itself
     for spec in slower["specs"]:
         spec["baseline"]["duration_s"] = 7.5
         spec["timeout_s"] = 42.0
@@ -253,7 +254,7 @@ def test_the_index_links_every_spec_and_holds_no_timings() -> None:
 
     assert sorted(documents) == ["calc.md", "gate two.md", "index.md"]
     index = documents["index.md"]
-    assert "| [calc](calc.md) | 2 | 1 | 1 | 0 | 2 of 2 | 4 passed |" in index
+    assert "| [calc](calc.md) | `0123456789ab` | 2 | 1 | 1 | 0 | 2 of 2 | 4 passed |" in index
     assert "[gate two](gate%20two.md)" in index
     assert render_documents(slower) == documents  # the README's command can run twice
 
