@@ -144,6 +144,9 @@ class Console:
         self.line(f"{mark} {word:<12} {_label(result.mutation.name)}  {detail}", colour)
         for test_id in facts.failing_ids[:MAX_FAILING_SHOWN]:
             self.line(f"      {self.glyphs.arrow} {test_id}", "bright_black")
+        if (more := len(facts.failing_ids) - MAX_FAILING_SHOWN) > 0:
+            self.line(f"      {self.glyphs.arrow} and {more} more (all in the results file)",
+                      "bright_black")
 
     def summary(self, run: RunResult, results_path: str) -> None:
         """The closing lines: all as expected, the unexpected ones, or why there is no verdict."""

@@ -244,12 +244,13 @@ class InstalledCopyError(MutharnessError):
     def message(self) -> str:
         return (
             f"spec {self.spec_id}: the tests imported {self.module} from "
-            f"{shown(self.module_file)} (in {self.where}), not from the workspace's "
-            f"{self.target}: a mutant of that file would never run, so no verdict on it is "
-            "evidence.\n"
-            "  use an editable install of the project (pip install -e .; in tox: package = "
-            "editable), a pytest `pythonpath` setting that reaches the file, or --python naming "
-            "an environment without that installed copy."
+            f"{shown(self.module_file)} (in {self.where}), a copy outside this repository, not "
+            f"the workspace's {self.target}: a mutant of that file would never run, so no "
+            "verdict on it is evidence.\n"
+            "  use an editable install of this checkout (pip install -e .; in tox: package = "
+            "editable; an editable install of another checkout is such a copy too), a pytest "
+            "`pythonpath` setting that reaches the file, or --python naming an environment "
+            "without that copy."
         )
 
 

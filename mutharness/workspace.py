@@ -542,6 +542,7 @@ class Workspace:
         self.root = root  # the checkout the tests run in
         self._checkout = TreeState({})  # the tree right after materialising (+ overlays)
         self._git = TreeState({})  # the checkout's .git right after materialising
+        self._index = ""  # what its index holds (entries and flags, not the stat cache)
         self._source: SourceRepo | None = None
         self._include: tuple[str, ...] = ()
 
@@ -591,7 +592,34 @@ class Workspace:
         git_dir = self.root / ".git"
         shutil.copytree(git_dir, self._pristine_git, symlinks=True)
         self._git = TreeState.scan(git_dir)
+        self._index = self._index_entries()
         self._checkout = TreeState.scan(self.root, frozenset({".git"}))
+
+    def _index_entries(self) -> str:
+        """The checkout's index as git reads it: every entry's mode, blob, stage, path and
+        flags (assume-unchanged, skip-worktree), not the stat data git caches beside them."""
+        if self._source is None:
+            return ""
+        git_dir = self.root / ".git"
+        try:
+            return _run(self._source.git, self.root, [
+                f"--git-dir={git_dir}", f"--work-tree={self.root}",
+                "ls-files", "--stage", "-v", "-z",
+            ], strip_newline_in_stdout=False)
+        except GitError:
+            return "unreadable"
+
+    def _git_drift(self) -> list[str]:
+        """What a run changed in the checkout's .git. An index that git only refreshed (a
+        test's `git describe --dirty`, as pytest-benchmark runs in every session, rewrites
+        the stat data of a file restored since) is no change: it is put back as it was."""
+        git_dir = self.root / ".git"
+        added, changed = self._git.compare(TreeState.scan(git_dir, reference=self._git))
+        paths = [*added, *changed]
+        if "index" in changed and self._index_entries() == self._index:
+            paths.remove("index")
+            shutil.copy2(self._pristine_git / "index", git_dir / "index")
+        return sorted(f".git/{path}" for path in paths)
 
     def _guard_above(self) -> None:
         """Nothing between the checkout and the temp directory can configure pytest: the
@@ -645,19 +673,12 @@ class Workspace:
         added, changed = self._checkout.compare(now)
         for path in added:
             remove_path(self.path(path))
-        drift = list(changed)
-        git_dir = self.root / ".git"
-        if self._git_dir_intact():
-            git_added, git_changed = self._git.compare(
-                TreeState.scan(git_dir, reference=self._git)
-            )
-            drift += sorted(f".git/{path}" for path in (*git_added, *git_changed))
-        else:
-            drift.append(".git")
+        drift = [*changed, *(self._git_drift() if self._git_dir_intact() else [".git"])]
         if drift:
             self.reset()
         else:
             self._checkout = TreeState({key: now.entries[key] for key in self._checkout.entries})
+            self._git = TreeState.scan(self.root / ".git", reference=self._git)
         return Settled(added, tuple(drift))
 
     def reset(self) -> None:

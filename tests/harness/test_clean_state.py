@@ -181,3 +181,30 @@ def test_a_daemon_that_escaped_group_and_marker_is_killed_before_the_next_run(
         assert [m["verdict"] for m in mutations_of(project)] == ["CAUGHT", "SURVIVED"]
         assert len(daemons) == 3  # the baseline's and each mutant's
         assert [pid for pid in daemons if alive(pid)] == []
+
+
+DESCRIBE_TEST = '''\
+import subprocess
+
+
+def test_the_session_asks_git_for_a_version():
+    # pytest-benchmark does this in every session; `--dirty` refreshes the index's stat data
+    subprocess.run(["git", "describe", "--dirty", "--always"], capture_output=True, check=True)
+'''
+
+
+def test_a_test_that_only_refreshes_the_checkouts_index_causes_no_drift(
+    make_project: ProjectFactory, cli: Cli
+) -> None:
+    project = with_test(make_project, "test_describe.py", DESCRIBE_TEST, 5, [
+        LOW_BOUND,
+        {"name": "the high-bound test expects 9 (a mutant in a second file)",
+         "file": "tests/test_calc.py",
+         "anchor": "assert clamp(50, 0, 10) == 10", "replacement": "assert clamp(50, 0, 10) == 9"},
+        SURVIVOR,
+    ])
+
+    done = cli(project.root, "verify", "specs/calc.json")
+
+    assert done.code == 0, done.out + done.err
+    assert [m["verdict"] for m in mutations_of(project)] == ["CAUGHT", "CAUGHT", "SURVIVED"]

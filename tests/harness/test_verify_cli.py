@@ -87,6 +87,37 @@ def test_a_run_where_every_mutation_behaves_prints_each_event_and_exits_0(
     assert git(project.root, "status", "--porcelain") == ""
 
 
+MANY_KILLERS = '''\
+import pytest
+
+from calc import clamp
+
+
+@pytest.mark.parametrize("value", [-1, -2, -3, -4, -5, -6])
+def test_below_is_clamped(value):
+    assert clamp(value, 0, 10) == 0
+'''
+
+
+def test_a_mutant_killed_by_more_tests_than_shown_says_how_many_more(
+    make_project: ProjectFactory, cli: Cli
+) -> None:
+    project = make_project(spec=default_spec(
+        tests=["tests/test_many.py"], expectBaselinePass=6,
+        mutations=default_spec()["mutations"][:1],
+    ))
+    project.write("tests/test_many.py", MANY_KILLERS)
+    project.commit("six tests that kill one mutant")
+
+    done = cli(project.root, "verify", "specs/calc.json", env=utf8_env())
+
+    assert done.code == 0, done.out + done.err
+    lines = done.out.splitlines()
+    shown = [line for line in lines if line.strip().startswith("↳")]
+    assert len(shown) == 5
+    assert shown[-1].strip() == "↳ and 2 more (all in the results file)"
+
+
 def test_unexpected_results_are_marked_listed_with_a_hint_and_exit_1(
     make_project: ProjectFactory, cli: Cli
 ) -> None:
