@@ -179,6 +179,8 @@ class _SpecRun:
         self.context = context
         self._measured: tuple[RunFacts, float] | None = None  # baseline and timeout, once green
         self._done: list[MutationResult] = []
+        self._depends_on: dict[str, str] = {}
+        self._source_commit = ""
 
     def partial(self, why: str) -> SpecResult | None:
         """What this spec had finished when it was stopped (None before a green baseline)."""
@@ -188,6 +190,7 @@ class _SpecRun:
         return SpecResult(
             self.spec, baseline, timeout_s, tuple(self._done),
             f"{why} after {len(self._done)} of {len(self.spec.mutations)} mutation(s)",
+            self._depends_on, self._source_commit,
         )
 
     def _scratch(self, name: str) -> Path:
@@ -214,12 +217,12 @@ class _SpecRun:
         return digests
 
     def run(self) -> SpecResult:
-        depends_on = self.dependencies()
-        source_commit = self.context.source.last_commit_touching(
-            path for path in depends_on if path in self.context.tracked
+        self._depends_on = self.dependencies()
+        self._source_commit = self.context.source.last_commit_touching(
+            path for path in self._depends_on if path in self.context.tracked
         )
         result = self._run()
-        return replace(result, depends_on=depends_on, source_commit=source_commit)
+        return replace(result, depends_on=self._depends_on, source_commit=self._source_commit)
 
     def _tests(self, name: str, timeout_s: float, collect_only: bool = False) -> RunFacts:
         """One run of the spec's tests, then the workspace back to its checkout state.
@@ -401,6 +404,7 @@ class _Run:
         try:
             self.doing = "writing the results file"
             self.save()  # from now on the file is this run's, never an earlier one's
+            listener.head(source, self.changes)
             self.doing = "building the workspace"
             listener.phase(Phase.MATERIALISING)
             included = tuple(entry[3:] for entry in self.changes) if settings.allow_dirty else ()
@@ -472,7 +476,6 @@ def verify(settings: Settings, listener: Listener, environ: Mapping[str, str]) -
     json_path = settings.json_path or run_dir / "results.json"
     with repository_lock(run_dir, settings.lock_timeout_s):
         sweep_stale_workspaces(temp_dir)  # what runs killed outright (or forced out) left behind
-        listener.head(source, changes)
         run = _Run(
             settings, source, specs, frozenset(modes), changes, json_path, git_info.version
         )

@@ -182,6 +182,8 @@ def results_problem(run: object) -> str | None:
     missing = [key for key in _RUN_KEYS if key not in run]
     if missing:
         return f"it lacks {', '.join(missing)}"
+    if run["complete"] is not True:
+        return "its run did not complete (interrupted, stopped by an error, or still running)"
     specs = run["specs"]
     if not isinstance(specs, list) or not all(isinstance(spec, Mapping) for spec in specs):
         return "its specs are not a list of objects"

@@ -345,12 +345,9 @@ class PytestRunner:
         ]
 
     def environment(self, cwd: Path, scratch: Path, boot: Path) -> dict[str, str]:
-        """The run's environment: scrubbed, private temp and home, the start-up hook first."""
+        """The run's environment: scrubbed, private temp and home, the start-up hook first
+        (the private directories are made in `scratch`)."""
         env = child_environment(self.environ)
-        for root in {cwd.absolute(), cwd.resolve()}:  # as imported, and with links resolved
-            stale = self.pycache / root.relative_to(root.anchor)
-            if stale.exists():  # the workspace's bytecode is never reused: never stale
-                shutil.rmtree(stale)
         env["PYTHONPYCACHEPREFIX"] = str(self.pycache)  # pytest's own bytecode stays warm
         env["PYTHONHASHSEED"] = "0"
         env["GIT_OPTIONAL_LOCKS"] = "0"  # a test's `git status` never rewrites the index
@@ -389,6 +386,10 @@ class PytestRunner:
         (boot / "sitecustomize.py").write_bytes(package.joinpath("_startup.py").read_bytes())
         (boot / BOOT_MARKER).write_text("the start-up directory of one mutharness run\n")
         report = scratch / "report.json"
+        for root in {cwd.absolute(), cwd.resolve()}:  # as imported, and with links resolved
+            stale = self.pycache / root.relative_to(root.anchor)
+            if stale.exists():  # the workspace's bytecode is never reused: never stale
+                shutil.rmtree(stale)
         env = self.environment(cwd, scratch, boot)
         started_wall = time.time()
         result = process.run(

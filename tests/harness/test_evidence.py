@@ -650,6 +650,20 @@ def test_render_of_a_file_that_is_not_a_results_file_exits_2_without_a_traceback
     assert "results" in done.err
 
 
+def test_render_refuses_the_results_of_a_run_that_did_not_complete(
+    cli: Cli, tmp_path: Path
+) -> None:
+    partial = results()
+    partial["complete"] = False  # interrupted, stopped by an error, or still running
+    results_path = save(partial, tmp_path / "results.json")
+
+    done = cli(tmp_path, "render", str(results_path), "--out", "out")
+
+    assert done.code == 2, done.out + done.err
+    assert "its run did not complete" in done.err
+    assert not (tmp_path / "out").exists()
+
+
 def test_render_into_a_directory_that_cannot_be_created_exits_2_without_a_traceback(
     cli: Cli, tmp_path: Path
 ) -> None:
