@@ -253,3 +253,9 @@ def results_of(root: Path) -> dict[str, Any]:
         (root / ".mutharness/results.json").read_text(encoding="utf-8")
     )
     return document
+
+
+def mutations_of(root: Path, spec: int = 0) -> list[dict[str, Any]]:
+    """The mutation results of one spec in the results file a verify in `root` wrote."""
+    mutations: list[dict[str, Any]] = results_of(root)["specs"][spec]["mutations"]
+    return mutations

@@ -3,7 +3,6 @@ a daemon) decides the next run's verdict, and files the tests write are no drift
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -12,19 +11,13 @@ from typing import Any
 
 import pytest
 from conftest import Completed, Project, Venv, default_spec
-from liverun import LOW_BOUND, Sandbox, alive, no_strays
+from liverun import LOW_BOUND, Sandbox, alive, mutations_of, no_strays
 
 ProjectFactory = Callable[..., Project]
 VenvFactory = Callable[..., Venv]
 Cli = Callable[..., Completed]
 
 SURVIVOR = default_spec()["mutations"][1]  # 18 -> 17: no test asks, so it must SURVIVE
-
-
-def mutations_of(project: Project) -> list[dict[str, Any]]:
-    results = json.loads((project.root / ".mutharness/results.json").read_text("utf-8"))
-    mutations: list[dict[str, Any]] = results["specs"][0]["mutations"]
-    return mutations
 
 
 def with_test(make_project: ProjectFactory, name: str, text: str, count: int,
@@ -53,7 +46,7 @@ def test_coverage_and_junit_files_written_by_addopts_are_removed_between_runs_no
     done = cli(project.root, "verify", "specs/calc.json", "--python", str(venv.python))
 
     assert done.code == 0, done.out + done.err
-    assert [(m["verdict"], m["removed"]) for m in mutations_of(project)] == [
+    assert [(m["verdict"], m["removed"]) for m in mutations_of(project.root)] == [
         ("CAUGHT", [".coverage", "coverage.xml", "junit.xml"]),
         ("SURVIVED", [".coverage", "coverage.xml", "junit.xml"]),
     ]
@@ -90,7 +83,7 @@ def test_a_tag_a_run_leaves_in_the_checkout_is_drift_and_never_reaches_the_next_
 
     done = cli(project.root, "verify", "specs/calc.json")
 
-    tagger, survivor = mutations_of(project)
+    tagger, survivor = mutations_of(project.root)
     assert tagger["verdict"] == "UNTRUSTWORTHY"
     assert "workspace changed after restore: .git/refs/tags/left-behind" in tagger["reason"]
     assert (survivor["verdict"], survivor["as_expected"]) == ("SURVIVED", True)
@@ -123,7 +116,7 @@ def test_the_tests_get_a_private_empty_home_per_run_and_never_touch_the_real_one
                env={**os.environ, "MH_REAL_HOME": str(git_home)})
 
     assert done.code == 0, done.out + done.err
-    assert [m["verdict"] for m in mutations_of(project)] == ["CAUGHT", "SURVIVED"]
+    assert [m["verdict"] for m in mutations_of(project.root)] == ["CAUGHT", "SURVIVED"]
     assert sorted(path.relative_to(git_home) for path in git_home.rglob("*")) == before
 
 
@@ -178,7 +171,7 @@ def test_a_daemon_that_escaped_group_and_marker_is_killed_before_the_next_run(
         daemons = [int(path.read_text()) for path in sandbox.spy.glob("daemon-*.pid")]
 
         assert done.code == 0, done.out + done.err
-        assert [m["verdict"] for m in mutations_of(project)] == ["CAUGHT", "SURVIVED"]
+        assert [m["verdict"] for m in mutations_of(project.root)] == ["CAUGHT", "SURVIVED"]
         assert len(daemons) == 3  # the baseline's and each mutant's
         assert [pid for pid in daemons if alive(pid)] == []
 
@@ -207,4 +200,4 @@ def test_a_test_that_only_refreshes_the_checkouts_index_causes_no_drift(
     done = cli(project.root, "verify", "specs/calc.json")
 
     assert done.code == 0, done.out + done.err
-    assert [m["verdict"] for m in mutations_of(project)] == ["CAUGHT", "CAUGHT", "SURVIVED"]
+    assert [m["verdict"] for m in mutations_of(project.root)] == ["CAUGHT", "CAUGHT", "SURVIVED"]

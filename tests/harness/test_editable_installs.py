@@ -7,7 +7,6 @@ Every venv here is real and every install a real `pip install` from PyPI's wheel
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -15,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Completed, Project, Venv, git, install
-from liverun import snapshot
+from conftest import CALC, Completed, Project, Venv, git, install
+from liverun import mutations_of, snapshot
 
 ProjectFactory = Callable[..., Project]
 VenvFactory = Callable[..., Venv]
@@ -26,17 +25,7 @@ pytestmark = pytest.mark.skipif(
     sys.platform == "win32", reason="builds POSIX venv layouts (bin/python)"
 )
 
-CORE = '''\
-"""The code under test."""
-
-
-def clamp(value, low, high):
-    if value < low:
-        return low
-    if value > high:
-        return high
-    return value
-'''
+CORE = CALC  # the code under test: clamp() and is_adult()
 
 CLI = '''\
 """A command line that only child processes run."""
@@ -169,8 +158,7 @@ def editable(project: Project, make_venv: VenvFactory, tool_site: Path, wheelhou
 
 
 def verdicts(project: Project) -> list[tuple[str, bool | None]]:
-    results = json.loads((project.root / ".mutharness/results.json").read_text("utf-8"))
-    return [(m["verdict"], m["loaded"]) for spec in results["specs"] for m in spec["mutations"]]
+    return [(m["verdict"], m["loaded"]) for m in mutations_of(project.root)]
 
 
 XDIST = '\n[tool.pytest.ini_options]\naddopts = "-n 2"\n'
@@ -254,8 +242,7 @@ def test_a_non_editable_install_is_refused_before_any_mutant_naming_module_copy_
     assert f"the tests imported shapes.core from {copy} (in the pytest process), a copy " \
            "outside this repository, not the workspace's src/shapes/core.py" in done.err
     assert "pip install -e ." in done.err and "--python" in done.err
-    results = json.loads((project.root / ".mutharness/results.json").read_text("utf-8"))
-    assert results["specs"][0]["mutations"] == []
+    assert mutations_of(project.root) == []
 
 
 def test_an_installed_copy_only_a_child_imports_is_refused_too(

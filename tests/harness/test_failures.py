@@ -4,18 +4,16 @@ that are not UTF-8, a closed or full stdout, an unusable TMPDIR."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 from conftest import Completed, Project, default_spec, git
-from liverun import LOW_BOUND, Sandbox, snapshot
+from liverun import LOW_BOUND, Sandbox, results_of, snapshot
 
 ProjectFactory = Callable[..., Project]
 Cli = Callable[..., Completed]
@@ -58,13 +56,6 @@ def run(argv: Sequence[str], cwd: Path, env: dict[str, str]) -> Completed:
     return Completed(done.returncode, done.stdout, done.stderr)
 
 
-def results_of(project: Project) -> dict[str, Any]:
-    document: dict[str, Any] = json.loads(
-        (project.root / ".mutharness/results.json").read_text("utf-8")
-    )
-    return document
-
-
 def assert_one_clear_line(done: Completed, phrase: str) -> None:
     assert done.code == 2, done.out + done.err
     assert "Traceback" not in done.err and "Exception ignored" not in done.err, done.err
@@ -105,7 +96,7 @@ def test_a_disk_that_fills_up_mid_run_is_exit_2_naming_it_with_the_results_so_fa
     project.commit("a test that fills the disk under one mutant")
     sandbox = Sandbox.under(tmp_path)
     earlier = cli(project.root, "verify", "specs/calc.json")  # a results file of an earlier run
-    assert earlier.code != 2 and results_of(project)["complete"] is True, earlier.out
+    assert earlier.code != 2 and results_of(project.root)["complete"] is True, earlier.out
     before = snapshot(project.root)
     env = sandbox.env(MH_FILL=str(sandbox.tmpdir / "filler"))
 
@@ -113,7 +104,7 @@ def test_a_disk_that_fills_up_mid_run_is_exit_2_naming_it_with_the_results_so_fa
                project.root, env)
 
     assert_one_clear_line(done, "no space left on the device while")
-    results = results_of(project)
+    results = results_of(project.root)
     assert (results["complete"], results["exit_code"]) == (False, 2)
     assert "no space left on the device" in results["error"]
     assert results["specs"][0]["error"].startswith("stopped by an error after")
@@ -151,7 +142,7 @@ def test_read_only_directories_a_test_left_are_removed_and_no_workspace_leaks(
                sandbox.env())
 
     assert done.code == 0, done.out + done.err
-    assert [m["removed"] for m in results_of(project)["specs"][0]["mutations"]] == [
+    assert [m["removed"] for m in results_of(project.root)["specs"][0]["mutations"]] == [
         ["left"], ["left"]
     ]
     assert sandbox.workspaces() == []
@@ -174,7 +165,7 @@ def test_file_names_that_are_not_utf_8_are_handled_and_shown_escaped(
     done = cli(project.root, "verify", "specs/calc.json")
 
     assert done.code == 0, done.out + done.err
-    assert [m["removed"] for m in results_of(project)["specs"][0]["mutations"]] == [
+    assert [m["removed"] for m in results_of(project.root)["specs"][0]["mutations"]] == [
         ["out-\\xff.txt"], ["out-\\xff.txt"]
     ]
     (project.root / os.fsdecode(b"new-\xfe.txt")).write_bytes(b"untracked\n")
@@ -199,7 +190,7 @@ def test_a_stdout_closed_mid_run_stops_it_with_exit_2_and_results(
 
     assert first.startswith("HEAD ")
     assert_one_clear_line(Completed(code, "", err), "standard output cannot be written")
-    results = results_of(project)
+    results = results_of(project.root)
     assert results["complete"] is False and "standard output" in results["error"]
     assert sandbox.workspaces() == []
 

@@ -3,23 +3,15 @@ checked on the bytes the workspace holds, and a commit fixed when the run starts
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from conftest import CALC, Completed, Project, default_spec, git
-from liverun import Sandbox, add_probes, no_strays, spawn, wait_for
+from liverun import Sandbox, add_probes, mutations_of, no_strays, results_of, spawn, wait_for
 
 ProjectFactory = Callable[..., Project]
 Cli = Callable[..., Completed]
-
-
-def mutations_of(project: Project) -> list[dict[str, Any]]:
-    results = json.loads((project.root / ".mutharness/results.json").read_text("utf-8"))
-    mutations: list[dict[str, Any]] = results["specs"][0]["mutations"]
-    return mutations
 
 
 def test_pytest_exit_0_inside_the_last_test_is_untrustworthy_never_survived(
@@ -35,7 +27,7 @@ def test_pytest_exit_0_inside_the_last_test_is_untrustworthy_never_survived(
     done = cli(project.root, "verify", "specs/calc.json")
 
     assert done.code == 2, done.out + done.err
-    [result] = mutations_of(project)
+    [result] = mutations_of(project.root)
     assert result["verdict"] == "UNTRUSTWORTHY"
     assert "1 test(s) reported as passed never ran their body" in result["reason"]
     assert "tests/test_calc.py::test_adult_at_eighteen" in result["reason"]
@@ -117,7 +109,7 @@ def test_a_commit_made_during_the_run_never_enters_its_results(
 
     assert proc.returncode == 0, out + err
     assert f"HEAD {start[:12]}" in out
-    results = json.loads((project.root / ".mutharness/results.json").read_text("utf-8"))
+    results = results_of(project.root)
     assert results["commit"] == start
     # the newest commit touching each spec's files, at or before the run's start
     assert [spec["source_commit"] for spec in results["specs"]] == [start, calc_measured]
@@ -148,7 +140,7 @@ def test_parametrized_ids_that_change_between_runs_are_named_as_such(
     done = cli(project.root, "verify", "specs/calc.json")
 
     assert done.code == 2, done.out + done.err
-    [result] = mutations_of(project)
+    [result] = mutations_of(project.root)
     assert result["verdict"] == "UNTRUSTWORTHY"
     assert result["reason"].startswith("test ids differ between runs")
     assert "missing tests/test_random.py::test_with_an_id_that_changes_every_run[" in \
