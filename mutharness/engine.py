@@ -155,11 +155,12 @@ def import_problem(spec: Spec, facts: RunFacts, context: _Context) -> Mutharness
             spec.id, shadow.loaded.module, shadow.loaded.file, via, shadow.where
         )
     targets = [mutation.file for mutation in spec.mutations]
-    for found in copies(record, workspace_root, targets, context.tracked):
-        return InstalledCopyError(
-            spec.id, found.target, found.loaded.module, found.loaded.file, found.where
-        )
-    return None
+    found = next(iter(copies(record, workspace_root, targets, context.tracked)), None)
+    if found is None:
+        return None
+    return InstalledCopyError(
+        spec.id, found.target, found.loaded.module, found.loaded.file, found.where
+    )
 
 
 class _Drift(Exception):

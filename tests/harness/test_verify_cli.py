@@ -155,6 +155,7 @@ def test_unexpected_results_are_marked_listed_with_a_hint_and_exit_1(
         "↳ tests/test_calc.py::test_clamp_above",
         "↳ tests/test_calc.py::test_clamp_inside",
         "↳ tests/test_more.py::test_clamp_keeps_zero",
+        "↳ and 2 more (all in the results file)",
     ]
     assert "2 of 3 mutation(s) did NOT behave as expected:" in lines
     assert "  eighteen is no longer pinned: expected CAUGHT, got SURVIVED" in lines
