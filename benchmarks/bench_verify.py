@@ -2,7 +2,8 @@
 
 Run: python benchmarks/bench_verify.py [--rounds N]
 Prints medians of N rounds, measured in this one run, and their ratio, plus the harness's fixed
-cost (wall time not spent inside pytest children: workspace, lock, checks, restore, reporting).
+cost (wall time not spent inside the baseline's and the mutants' pytest children: start-up,
+workspace, lock, checks, the collect-only probe, settling the workspace after every run, results).
 """
 
 from __future__ import annotations
@@ -162,7 +163,8 @@ def main() -> None:
     print(f"11 bare python -m pytest runs: {bare_s:7.2f} s")
     print(f"ratio harness / bare:          {harness_s / bare_s:7.2f}")
     print(f"fixed cost outside pytest:     {fixed_s:7.2f} s "
-          "(workspace, lock, checks, restore, report)")
+          "(start-up, workspace, lock, checks, the collect-only and interpreter probes, "
+          "settling after every run, results)")
 
 
 if __name__ == "__main__":

@@ -48,6 +48,8 @@ class ImportRecord:
 
 
 def _unescape(text: str) -> str:
+    if "\\" not in text:
+        return text
     out: list[str] = []
     chars = iter(text)
     for char in chars:
