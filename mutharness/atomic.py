@@ -1,4 +1,9 @@
-"""Atomic file writes: a reader sees the old file or the new one, never half of one."""
+"""Atomic file writes: a reader sees the old file or the new one, never half of one.
+
+The bytes go to a new sibling file that is then renamed over the target, so an existing file's
+inode (a hard link out of a tree, say) is never written, and a link at the target is replaced,
+never followed.
+"""
 
 from __future__ import annotations
 
@@ -6,17 +11,25 @@ import os
 import secrets
 from pathlib import Path
 
+_BY_UMASK = 0o666  # what open() asks for; the umask then decides
 
-def write_atomic(path: Path, text: str) -> None:
-    """Replace `path` whole via a sibling temporary file; a new file's mode follows the umask."""
+
+def write_atomic(path: Path, data: str | bytes, mode: int | None = None) -> None:
+    """Replace `path` whole (`str` is written as UTF-8). A new file's mode follows the umask,
+    unless `mode` is given, which is then set exactly. An OSError names `path`."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
-                     0o666)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    handle = os.open(temporary, flags, _BY_UMASK if mode is None else mode)
     try:
         with os.fdopen(handle, "wb") as stream:
-            stream.write(text.encode("utf-8"))
+            stream.write(data.encode("utf-8") if isinstance(data, str) else data)
+        if mode is not None:
+            os.chmod(temporary, mode)  # exactly, whatever the umask
         os.replace(temporary, path)
+    except OSError as error:
+        temporary.unlink(missing_ok=True)
+        raise OSError(error.errno, error.strerror, str(path)) from error  # name the target
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise

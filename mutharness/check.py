@@ -15,7 +15,7 @@ from mutharness.anchors import Splice, locate
 from mutharness.errors import SpecError, SpecProblem
 from mutharness.paths import linked_parent
 from mutharness.spec import Mutation, Spec, read_specs
-from mutharness.workspace import REGULAR_MODES, SourceRepo
+from mutharness.workspace import REGULAR_MODES, SourceRepo, status_paths
 
 MAX_TARGET_BYTES = 16 * 1024 * 1024  # a target is source text, read whole: bounded
 _KINDS: Final = MappingProxyType({"120000": "a symlink", "160000": "a submodule"})
@@ -282,7 +282,7 @@ def check_spec_files(
     """
     specs, found = read_specs(paths, display)
     problems = list(found)
-    tracked = tracked_with(source, tuple(entry[3:] for entry in source.changes()))
+    tracked = tracked_with(source, status_paths(source.changes()))
     notes: tuple[str, ...] = ()
     try:
         check_specs(specs, source, tracked, suggest=suggest)

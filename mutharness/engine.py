@@ -39,6 +39,7 @@ from mutharness.workspace import (
     configure_git,
     enclosing_worktrees,
     open_source,
+    status_paths,
     temp_directory,
 )
 
@@ -346,15 +347,17 @@ class _Run:
 
     def __init__(
         self, settings: Settings, source: SourceRepo, specs: tuple[Spec, ...],
-        tracked: frozenset[str], changes: tuple[str, ...], json_path: Path, git_version: str,
+        tracked: frozenset[str], changes: tuple[str, ...], included: tuple[str, ...],
+        json_path: Path, git_version: str,
     ) -> None:
         self.settings = settings
         self.source = source
         self.specs = specs
         self.tracked = tracked
         self.changes = changes
+        self.included = included  # the uncommitted paths the workspace carries (--allow-dirty)
         self.json_path = json_path
-        self.git_version = git_version
+        self.tools = {**tool_versions(), "git": git_version}  # read once, not at every save
         self.finished: list[SpecResult] = []
         self.current: _SpecRun | None = None
         self.versions: dict[str, str] = {}
@@ -378,7 +381,7 @@ class _Run:
                 specs.append(partial)
         settings = self.settings
         return RunResult(
-            tool={**tool_versions(), **self.versions, "git": self.git_version},
+            tool={**self.tools, **self.versions},
             commit=self.source.head, dirty=bool(self.changes), dirty_changes=self.changes,
             command=settings.command, specs=tuple(specs), interrupted=interrupted,
             settings={
@@ -408,8 +411,7 @@ class _Run:
             listener.head(source, self.changes)
             self.doing = "building the workspace"
             listener.phase(Phase.MATERIALISING)
-            included = tuple(entry[3:] for entry in self.changes) if settings.allow_dirty else ()
-            workspace = Workspace.create(source, temp_dir, included)
+            workspace = Workspace.create(source, temp_dir, self.included)
             self.project = read_project_config(workspace.root)
             self.doing = "probing the interpreter"
             found = probe_interpreter(settings.python, environ, workspace.scratch("probe"))
@@ -465,7 +467,7 @@ def verify(settings: Settings, listener: Listener, environ: Mapping[str, str]) -
     display = [display_name(path, source.root) for path in settings.spec_paths]
     specs = load_specs(settings.spec_paths, display)
     changes = source.changes()
-    included = tuple(entry[3:] for entry in changes) if settings.allow_dirty else ()
+    included = status_paths(changes) if settings.allow_dirty else ()
     modes = tracked_with(source, included)
     check_specs(specs, source, modes, Committed(source, frozenset(included)))
     if (problem := source.run_dir_problem(source.tracked())) is not None:
@@ -478,6 +480,7 @@ def verify(settings: Settings, listener: Listener, environ: Mapping[str, str]) -
     with repository_lock(run_dir, settings.lock_timeout_s):
         sweep_stale_workspaces(temp_dir)  # what runs killed outright (or forced out) left behind
         run = _Run(
-            settings, source, specs, frozenset(modes), changes, json_path, git_info.version
+            settings, source, specs, frozenset(modes), changes, included, json_path,
+            git_info.version,
         )
         return run.execute(listener, environ, temp_dir)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import filelock
 
+from mutharness.atomic import write_atomic
 from mutharness.errors import LockBusyError, WorkspaceError
 
 LOCK_NAME = "lock"
@@ -73,9 +74,7 @@ def repository_lock(
             "host": socket.gethostname(),
             "started": datetime.now(UTC).isoformat(timespec="seconds"),
         }
-        scratch = run_dir / f".{HOLDER_NAME}.{os.getpid()}"
-        scratch.write_text(json.dumps(holder) + "\n", encoding="utf-8")
-        os.replace(scratch, holder_path)  # a waiting run never reads half a record
+        write_atomic(holder_path, json.dumps(holder) + "\n")  # never half a record
         yield
     finally:
         holder_path.unlink(missing_ok=True)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 import shutil
 import socket
 import stat
@@ -15,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mutharness.atomic import write_atomic
 from mutharness.digest import TreeState
 from mutharness.errors import EnvironmentProblem, GitError, WorkspaceError
 from mutharness.paths import linked_parent, shown
@@ -275,7 +275,7 @@ class SourceRepo:
         self.run_dir.mkdir(exist_ok=True)
         ignore = self.run_dir / ".gitignore"
         if not ignore.exists():
-            write_new(ignore, b"# created by mutharness; ignores this directory\n*\n")
+            write_atomic(ignore, "# created by mutharness; ignores this directory\n*\n")
         return self.run_dir
 
     def changes(self) -> tuple[str, ...]:
@@ -361,6 +361,11 @@ class SourceRepo:
         return tuple(pairs)
 
 
+def status_paths(changes: Iterable[str]) -> tuple[str, ...]:
+    """The paths of `git status --porcelain=v1` lines (`XY path`)."""
+    return tuple(entry[3:] for entry in changes)
+
+
 def open_source(start: Path, git_info: GitInfo) -> SourceRepo:
     """The repository containing `start`, with a born HEAD."""
     if not start.is_dir():
@@ -444,27 +449,6 @@ def remove_path(path: Path) -> None:
         path.unlink()
 
 
-def write_new(path: Path, data: bytes, mode: int = 0o666) -> None:
-    """Put `data` at `path` through a new sibling file renamed over it: an existing file's
-    inode (a hard link out of the tree, say) is never written, and a link never followed."""
-    temporary = path.with_name(f".{path.name}.mh-{secrets.token_hex(4)}")
-    handle = os.open(
-        temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), mode
-    )
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-        if mode != 0o666:
-            os.chmod(temporary, mode)  # exactly, whatever the umask
-        os.replace(temporary, path)
-    except OSError as error:
-        temporary.unlink(missing_ok=True)
-        raise OSError(error.errno, error.strerror, str(path)) from error  # name the file
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
-
-
 def _file_mode(path: Path, default: int = 0o644) -> int:
     try:
         return stat.S_IMODE(path.lstat().st_mode)
@@ -519,6 +503,17 @@ def temp_directory(environ: Mapping[str, str], repository: Path) -> Path:
             remedy="set TMPDIR to a directory outside the repository",
         )
     return candidate
+
+
+@dataclass(frozen=True)
+class _Look:
+    """One scan of a workspace against its checkout state."""
+
+    tree: TreeState  # the checkout now
+    git: TreeState  # its .git now
+    added: tuple[str, ...]  # untracked paths the tests wrote
+    changed: tuple[str, ...]  # tracked paths changed or removed
+    git_drift: tuple[str, ...]  # `.git/...` paths changed (an index only refreshed excepted)
 
 
 @dataclass(frozen=True)
@@ -609,17 +604,30 @@ class Workspace:
         except GitError:
             return "unreadable"
 
-    def _git_drift(self) -> list[str]:
-        """What a run changed in the checkout's .git. An index that git only refreshed (a
-        test's `git describe --dirty`, as pytest-benchmark runs in every session, rewrites
-        the stat data of a file restored since) is no change: it is put back as it was."""
+    def _look(self) -> _Look:
+        """The checkout and its .git now, against their checkout state (one scan of each).
+
+        An index that git only refreshed (a test's `git describe --dirty`, as pytest-benchmark
+        runs in every session, rewrites the stat data of a file restored since) is no change:
+        it is put back as it was."""
+        tree = TreeState.scan(self.root, frozenset({".git"}), self._checkout)
+        added, changed = self._checkout.compare(tree)
         git_dir = self.root / ".git"
-        added, changed = self._git.compare(TreeState.scan(git_dir, reference=self._git))
-        paths = [*added, *changed]
-        if "index" in changed and self._index_entries() == self._index:
+        if not self._git_dir_intact():
+            return _Look(tree, self._git, added, changed, (".git",))
+        git = TreeState.scan(git_dir, reference=self._git)
+        git_added, git_changed = self._git.compare(git)
+        paths = [*git_added, *git_changed]
+        if "index" in git_changed and self._index_entries() == self._index:
             paths.remove("index")
             shutil.copy2(self._pristine_git / "index", git_dir / "index")
-        return sorted(f".git/{path}" for path in paths)
+            git = TreeState.scan(git_dir, reference=self._git)
+        return _Look(tree, git, added, changed, tuple(sorted(f".git/{path}" for path in paths)))
+
+    def _adopt(self, look: _Look) -> None:
+        """Keep the stat data of an unchanged state, so the next scan hashes nothing again."""
+        self._checkout = TreeState({key: look.tree.entries[key] for key in self._checkout.entries})
+        self._git = look.git
 
     def _guard_above(self) -> None:
         """Nothing between the checkout and the temp directory can configure pytest: the
@@ -633,7 +641,7 @@ class Workspace:
             sentinel.read_text(encoding="utf-8", errors="replace") != _SENTINEL_TEXT
         ):
             remove_path(sentinel)
-            write_new(sentinel, _SENTINEL_TEXT.encode())
+            write_atomic(sentinel, _SENTINEL_TEXT)
 
     def _overlay(self, source_root: Path, path: str) -> None:
         """Copy one uncommitted path's bytes from the user's tree (or delete it here).
@@ -654,7 +662,7 @@ class Workspace:
             _real_directories(self.root, path)
             if target.is_dir() and not target.is_symlink():
                 remove_tree(target)
-            write_new(target, origin.read_bytes(), _file_mode(origin))
+            write_atomic(target, origin.read_bytes(), _file_mode(origin))
 
     def _restore_git_dir(self) -> None:
         git_dir = self.root / ".git"
@@ -669,17 +677,15 @@ class Workspace:
         index) that the run changed; the workspace was then reset to its checkout state.
         """
         self._guard_above()
-        now = TreeState.scan(self.root, frozenset({".git"}), self._checkout)
-        added, changed = self._checkout.compare(now)
-        for path in added:
+        look = self._look()
+        for path in look.added:
             remove_path(self.path(path))
-        drift = [*changed, *(self._git_drift() if self._git_dir_intact() else [".git"])]
+        drift = (*look.changed, *look.git_drift)
         if drift:
             self.reset()
         else:
-            self._checkout = TreeState({key: now.entries[key] for key in self._checkout.entries})
-            self._git = TreeState.scan(self.root / ".git", reference=self._git)
-        return Settled(added, tuple(drift))
+            self._adopt(look)
+        return Settled(look.added, drift)
 
     def reset(self) -> None:
         """Return the checkout to its checkout state after a run changed it; raise if it won't."""
@@ -700,17 +706,14 @@ class Workspace:
         self._restore_git_dir()  # as materialised: drops the index git just refreshed
         for path in self._include:
             self._overlay(self._source.root, path)
-        now = TreeState.scan(self.root, frozenset({".git"}), self._checkout)
-        added, changed = self._checkout.compare(now)
-        git_added, git_changed = self._git.compare(TreeState.scan(git_dir, reference=self._git))
-        left = (*added, *changed, *(f".git/{path}" for path in (*git_added, *git_changed)))
+        look = self._look()
+        left = (*look.added, *look.changed, *look.git_drift)
         if left:
             raise WorkspaceError(
                 "the workspace could not be returned to its checkout state:",
                 tuple(shown(path) for path in left),
             )
-        self._checkout = TreeState({key: now.entries[key] for key in self._checkout.entries})
-        self._git = TreeState.scan(git_dir, reference=self._git)
+        self._adopt(look)
 
     def _git_dir_intact(self) -> bool:
         """Whether the checkout's `.git` is still a real directory holding a HEAD."""
@@ -727,7 +730,7 @@ class Workspace:
         the file's mode, for `restore`."""
         target = self.path(relative)
         mode = _file_mode(target)
-        write_new(target, data, mode)
+        write_atomic(target, data, mode)
         return mode
 
     def restore(self, relative: str, original: bytes, mutated: bytes, mode: int) -> bool:
@@ -752,7 +755,7 @@ class Workspace:
             remove_path(target)
         elif info.st_nlink > 1 or target.read_bytes() != mutated:
             intact = False  # a hard link planted in its place, or rewritten during the run
-        write_new(target, original, mode)
+        write_atomic(target, original, mode)
         return intact
 
     def path(self, relative: str) -> Path:
