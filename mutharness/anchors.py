@@ -52,21 +52,23 @@ def _splits_crlf(data: bytes, start: int, end: int) -> bool:
     )
 
 
-def _occurrences(data: bytes, needle: bytes) -> list[int]:
-    """Start offsets of every occurrence, overlapping ones included.
+def _occurrences(data: bytes, needle: bytes) -> tuple[int, list[int]]:
+    """How many times `needle` occurs, overlapping occurrences included, and the start offsets
+    of the first MAX_HIT_LINES + 1 (every one is counted, only those are kept).
 
     An occurrence that would cut a CRLF line ending in half is not one: splicing there would
     leave a lone CR or a bare LF behind.
     """
     found: list[int] = []
+    count = 0
     index = data.find(needle)
     while index != -1:
         if not _splits_crlf(data, index, index + len(needle)):
-            found.append(index)
-        if len(found) > MAX_HIT_LINES * 100:
-            break
+            count += 1
+            if len(found) <= MAX_HIT_LINES:
+                found.append(index)
         index = data.find(needle, index + 1)
-    return found
+    return count, found
 
 
 def _line_of(data: bytes, offset: int) -> int:
@@ -104,16 +106,16 @@ def _near_miss(data: bytes, anchor: str) -> tuple[int | None, str | None]:
 def locate(data: bytes, anchor: str, replacement: str) -> Splice | AnchorMiss:
     """Find the anchor exactly once: exact bytes first, then CRLF-translated for CRLF files."""
     needle = anchor.encode("utf-8")
-    hits = _occurrences(data, needle)
+    count, hits = _occurrences(data, needle)
     crlf = False
-    if not hits and "\n" in anchor and uses_crlf(data):
+    if not count and "\n" in anchor and uses_crlf(data):
         needle = _to_crlf(anchor)
-        hits = _occurrences(data, needle)
-        crlf = bool(hits)
-    if len(hits) != 1:
+        count, hits = _occurrences(data, needle)
+        crlf = bool(count)
+    if count != 1:
         lines = tuple(_line_of(data, offset) for offset in hits)
-        if hits:
-            return AnchorMiss(len(hits), lines)
+        if count:
+            return AnchorMiss(count, lines)
         near_line, near_text = _near_miss(data, anchor)
         return AnchorMiss(0, (), near_line, near_text)
     start = hits[0]

@@ -14,6 +14,7 @@ from typing import Final, Protocol
 from mutharness.anchors import Splice, locate
 from mutharness.errors import SpecError, SpecProblem
 from mutharness.paths import linked_parent
+from mutharness.runners import runner_kind
 from mutharness.spec import Mutation, Spec, read_specs
 from mutharness.workspace import REGULAR_MODES, SourceRepo, status_paths
 
@@ -52,9 +53,9 @@ class _Tree:
         twin = self.twin(path)
         return what + (f" (the tracked path is {twin!r}: case differs)" if twin else "")
 
-    def test_entry_problem(self, entry: str) -> str | None:
-        """Why a `tests` entry names nothing the workspace holds as a real file or directory."""
-        path = entry.split("::", 1)[0].rstrip("/")
+    def test_entry_problem(self, path: str) -> str | None:
+        """Why a `tests` entry's path names nothing the workspace holds as a real file or
+        directory."""
         mode = self.modes.get(path)
         if mode is not None:
             return None if mode in REGULAR_MODES else f"is {_KINDS.get(mode, f'mode {mode}')}"
@@ -181,7 +182,7 @@ def _check_anchor(
 ) -> tuple[list[SpecProblem], list[Suggestion]]:
     """The anchor of `mutation` against the bytes of its file in `contents`."""
     pointer = f"/mutations/{mutation.index}"
-    where = f"mutation {mutation.index} ({mutation.name[:60]!r}), file {mutation.file}"
+    where = f"mutation {mutation.number} ({mutation.name[:60]!r}), file {mutation.file}"
     size = contents.size(mutation.file)
     if size is None:
         return [SpecProblem(spec.path, f"{pointer}/file", f"{where}: missing from the tree")], []
@@ -228,11 +229,12 @@ def _static_problems(
     ruled_out: set[tuple[str, int]] = set()
     for spec in specs:
         for index, entry in enumerate(spec.tests):
-            if (problem := tree.test_entry_problem(entry)) is not None:
+            path = runner_kind(spec.runner).entry_path(entry)
+            if (problem := tree.test_entry_problem(path)) is not None:
                 problems.append(SpecProblem(spec.path, f"/tests/{index}", f"{entry!r} {problem}"))
         for mutation in spec.mutations:
             if (problem := _target_problem(mutation, source, tree)) is not None:
-                where = f"mutation {mutation.index} ({mutation.name[:60]!r}), file {mutation.file}"
+                where = f"mutation {mutation.number} ({mutation.name[:60]!r}), file {mutation.file}"
                 problems.append(SpecProblem(
                     spec.path, f"/mutations/{mutation.index}/file", f"{where}: {problem}"
                 ))
@@ -274,18 +276,21 @@ def check_specs(
 
 def check_spec_files(
     paths: Sequence[Path], display: Sequence[str], source: SourceRepo, suggest: bool = False,
+    tracked: Mapping[str, str] | None = None, contents: Contents | None = None,
 ) -> tuple[Spec, ...]:
-    """`mutharness check`: every spec's schema, then every valid spec's anchors, on the
-    working tree (uncommitted files included, as a pre-commit hook sees them).
+    """Every spec's schema, then every valid spec's targets and anchors: by default on the
+    working tree (uncommitted files included, as a pre-commit hook sees them: `check`), or in
+    the given `tracked` paths and `contents` (`verify`: the bytes the workspace will hold).
 
     Raises one SpecError listing every problem in every file; returns the specs otherwise.
     """
     specs, found = read_specs(paths, display)
     problems = list(found)
-    tracked = tracked_with(source, status_paths(source.changes()))
+    if tracked is None:
+        tracked = tracked_with(source, status_paths(source.changes()))
     notes: tuple[str, ...] = ()
     try:
-        check_specs(specs, source, tracked, suggest=suggest)
+        check_specs(specs, source, tracked, contents, suggest=suggest)
     except SpecError as error:
         problems += error.problems
         notes = error.notes

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import os
 import sys
 import time
@@ -25,11 +24,12 @@ from mutharness.errors import (
     SpecError,
     SpecProblem,
 )
+from mutharness.options import OPTIONS, Kind, Option
 from mutharness.signals import exit_status, interrupts
 
 if TYPE_CHECKING:
-    from mutharness.console import Console
-    from mutharness.report import RunResult
+    from mutharness.reports.console import Console
+    from mutharness.results import RunResult
     from mutharness.workspace import SourceRepo
 
 EXIT_CODES_HELP = (
@@ -43,6 +43,8 @@ def _expand(paths: tuple[Path, ...]) -> tuple[Path, ...]:
     """Spec arguments: files as given, directories as their sorted `*.json` files."""
     expanded: list[Path] = []
     for path in paths:
+        if not path.exists() and not path.is_symlink():
+            raise SpecError((SpecProblem(str(path), "", "does not exist"),))
         if path.is_dir():
             found = sorted(path.glob("*.json"))
             if not found:
@@ -99,7 +101,7 @@ def _prepare() -> None:
 def _open_repository() -> tuple[SourceRepo, Console]:
     """Library floors checked, git resolved, and the repository around the current directory."""
     _prepare()
-    from mutharness.console import Console
+    from mutharness.reports.console import Console
     from mutharness.workspace import configure_git, enclosing_worktrees, open_source
 
     start = Path.cwd().resolve()
@@ -108,10 +110,34 @@ def _open_repository() -> tuple[SourceRepo, Console]:
 
 
 def _fail(error: MutharnessError, console: Console | None = None) -> NoReturn:
-    from mutharness.console import Console
+    from mutharness.reports.console import Console
 
     (console or Console()).error(error)
     sys.exit(error.exit_code)
+
+
+def _click_type(option: Option) -> Any:
+    if option.kind is Kind.FLOAT:
+        return click.FloatRange(min=option.minimum, max=option.maximum)
+    if option.kind is Kind.INT:
+        return click.IntRange(
+            min=None if option.minimum is None else int(option.minimum),
+            max=None if option.maximum is None else int(option.maximum),
+        )
+    return str
+
+
+def _with_options(command: Command) -> Command:
+    """One click option per declared option (options.OPTIONS): its flag, type and doc; no
+    click default, so that an option not given falls through to the config file."""
+    for option in reversed(OPTIONS):
+        default = "" if option.default in (None, ()) else f" [default: {option.default}]"
+        doc = option.doc if "[default:" in option.doc else option.doc + default
+        command = click.option(
+            option.flag, option.parameter, type=_click_type(option), default=None,
+            multiple=option.kind is Kind.TEXTS, help=doc,
+        )(command)
+    return command
 
 
 @main.command(epilog=EXIT_CODES_HELP)
@@ -125,34 +151,23 @@ def _fail(error: MutharnessError, console: Console | None = None) -> NoReturn:
               help="Also render Markdown evidence into this directory.")
 @click.option("--template-dir", type=click.Path(path_type=Path, file_okay=False, exists=True),
               help="Templates that override the packaged ones (spec.md.j2, index.md.j2).")
-@click.option("--python", "python", type=click.Path(path_type=Path, dir_okay=False),
-              help="Interpreter that runs the tests (e.g. a project venv) [default: this one].")
-@click.option("--lock-timeout", type=click.FloatRange(min=0), default=60.0, show_default=True,
-              help="Seconds to wait for another run on this repository.")
-@click.option("--timeout-floor", type=click.FloatRange(min=1), default=20.0, show_default=True,
-              help="Minimum per-mutation timeout in seconds.")
-@click.option("--timeout-factor", type=click.FloatRange(min=1), default=3.0, show_default=True,
-              help="Per-mutation timeout = max(floor, factor x baseline + constant).")
-@click.option("--timeout-constant", type=click.FloatRange(min=0), default=10.0,
-              show_default=True, help="Seconds added to factor x baseline.")
-@click.option("--baseline-timeout", type=click.FloatRange(min=1), default=900.0,
-              show_default=True, help="Timeout of each baseline run in seconds.")
-@click.option("--baseline-runs", type=click.IntRange(min=1, max=20), default=1,
-              show_default=True,
-              help="Run the baseline N times; a test that is not stable across them aborts "
-                   "(CI: 3).")
+@click.option("--config", "config", type=click.Path(path_type=Path, dir_okay=False),
+              help="Project config file (TOML) [default: mutharness.toml at the repository "
+                   "root, else [tool.mutharness] in pyproject.toml].")
+@_with_options
 @_guarded("verifying")
 def verify(
     specs: tuple[Path, ...], allow_dirty: bool, fail_fast: bool, json_path: Path | None,
-    evidence_dir: Path | None, template_dir: Path | None, python: Path | None,
-    lock_timeout: float, timeout_floor: float, timeout_factor: float,
-    timeout_constant: float, baseline_timeout: float, baseline_runs: int,
+    evidence_dir: Path | None, template_dir: Path | None, config: Path | None, **given: Any,
 ) -> None:
     """Run each SPEC's mutations against its tests and report CAUGHT / SURVIVED.
 
-    A SPEC may be a directory: its *.json files are verified in name order.
+    A SPEC is a JSON file (format: the README's "Spec format" section: tests,
+    expectBaselinePass, mutations with name, file, anchor, replacement, expectCaught) or a
+    directory, whose *.json files are verified in name order. Every option can also be set
+    in the project config file; the command line wins.
     """
-    from mutharness.console import Console
+    from mutharness.reports.console import Console
 
     console = Console()
     try:
@@ -163,20 +178,15 @@ def verify(
         settings = Settings(
             spec_paths=_expand(specs),
             start=Path.cwd(),
-            python=str(python.absolute()) if python else sys.executable,
+            cli_options={option.name: given[option.parameter] for option in OPTIONS},
+            config=config,
             allow_dirty=allow_dirty,
             fail_fast=fail_fast,
             json_path=json_path.absolute() if json_path else None,
-            lock_timeout_s=lock_timeout,
-            timeout_floor_s=timeout_floor,
-            timeout_factor=timeout_factor,
-            timeout_constant_s=timeout_constant,
-            baseline_timeout_s=baseline_timeout,
-            baseline_runs=baseline_runs,
             command=("mutharness", "verify", *(path.as_posix() for path in specs)),
         )
         if evidence_dir is not None:  # a broken override template fails before any test runs
-            from mutharness.evidence import load_templates
+            from mutharness.reports.evidence import load_templates
 
             load_templates(template_dir)
         with interrupts():
@@ -213,11 +223,10 @@ def _finish(
         console.line("evidence: not written (the run did not complete: its results are "
                      "partial)", "yellow")
     elif evidence_dir is not None:
-        from mutharness.evidence import write_evidence
-        from mutharness.report import to_json
+        from mutharness.reports.evidence import write_evidence
 
         try:
-            written = write_evidence(to_json(run), evidence_dir, template_dir)
+            written = write_evidence(run, evidence_dir, template_dir)
             console.line(f"evidence: {len(written)} document(s) in {evidence_dir}",
                          "bright_black")
         except MutharnessError as error:
@@ -239,17 +248,13 @@ def _finish(
 @_guarded("rendering the evidence")
 def render(results: Path, out_dir: Path, template_dir: Path | None) -> None:
     """Re-render evidence from a saved RESULTS file; never reruns tests."""
-    from mutharness.console import Console
-    from mutharness.evidence import results_problem, write_evidence
+    from mutharness.reports.console import Console
+    from mutharness.reports.evidence import results_problem, write_evidence
+    from mutharness.results import read_results
 
     console = Console()
     try:
-        try:
-            document = json.loads(results.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as error:
-            raise EnvironmentProblem(
-                f"{results} is not a mutharness results file: {error}"
-            ) from None
+        document = read_results(results)
         if (problem := results_problem(document)) is not None:
             raise EnvironmentProblem(f"{results} is not a mutharness results file: {problem}")
         written = write_evidence(document, out_dir, template_dir)
@@ -274,7 +279,14 @@ def check(specs: tuple[Path, ...], suggest: bool) -> None:
         from mutharness.check import check_spec_files
         from mutharness.spec import display_name
 
-        paths = _expand(specs or (source.root / "specs",))
+        default = source.root / "specs"
+        if not specs and not default.is_dir():
+            raise SpecError((SpecProblem(
+                display_name(default, source.root), "",
+                "is not a directory at the repository root: name the spec files to check "
+                "(mutharness check path/to/spec.json)",
+            ),))
+        paths = _expand(specs or (default,))
         display = [display_name(path, source.root) for path in paths]
         loaded = check_spec_files(paths, display, source, suggest)
     except MutharnessError as error:
@@ -294,7 +306,7 @@ def evidence_check(evidence_dir: Path | None) -> None:
     """Exit 1 when an evidence document is stale: a file it depends on changed since."""
     try:
         source, console = _open_repository()
-        from mutharness.staleness import check_evidence
+        from mutharness.reports.staleness import check_evidence
 
         directory = evidence_dir or source.root / "evidence"
         if not directory.is_dir():

@@ -135,18 +135,23 @@ class EnvironmentProblem(MutharnessError):
 class BaselineError(MutharnessError):
     """The baseline run is not green and complete, or its count differs from the spec."""
 
-    def __init__(self, spec_id: str, reason: str, failing: tuple[str, ...] = ()) -> None:
-        super().__init__(spec_id, reason, failing)
+    def __init__(
+        self, spec_id: str, reason: str, tests: tuple[str, ...] = (), label: str = "failing"
+    ) -> None:
+        super().__init__(spec_id, reason, tests, label)
         self.spec_id = spec_id
         self.reason = reason
-        self.failing = failing
+        self.tests = tests  # the tests the reason is about (failing, unstable...)
+        self.label = label
 
     def message(self) -> str:
         lines = [
             f"spec {self.spec_id}: baseline is not trustworthy: {self.reason}. "
             "Every verdict would be meaningless; fix the suite or the spec first."
         ]
-        lines += [f"  failing: {test_id}" for test_id in self.failing[:20]]
+        lines += [f"  {self.label}: {test_id}" for test_id in self.tests[:20]]
+        if len(self.tests) > 20:
+            lines.append(f"  and {len(self.tests) - 20} more")
         return "\n".join(lines)
 
 

@@ -64,21 +64,6 @@ def path_problem(path: str) -> str | None:
     return None
 
 
-def test_entry_problem(entry: str) -> str | None:
-    """Why a `tests` entry (a path or a pytest node id) is unsafe to hand to pytest."""
-    if entry.startswith("-"):
-        return "starts with '-' and would be read as a command-line option"
-    if entry.startswith("@"):
-        return "starts with '@' and would be read as an argument file of options"
-    file_part = entry.split("::", 1)[0]
-    if "::" in entry and not entry.split("::", 1)[1]:
-        return "has an empty node id after '::'"
-    file_problem = path_problem(file_part.rstrip("/") if file_part.endswith("/") else file_part)
-    if file_problem is not None:
-        return f"path {file_part!r} {file_problem}"
-    return None
-
-
 def linked_parent(root: Path, relative: str) -> str | None:
     """The first directory on the way from `root` to `relative` that is a symlink or not a
     directory (as a repo-relative path), or None when every one that exists is a real directory.

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from mutharness.errors import SpecError, SpecProblem
-from mutharness.paths import path_problem, test_entry_problem
+from mutharness.paths import path_problem
+from mutharness.runners import RUNNERS, detected
 
 MAX_SPEC_BYTES = 1024 * 1024
 MAX_DEPTH = 32
@@ -23,7 +24,6 @@ MAX_TEXT_CHARS = 64 * 1024
 MAX_NAME_CHARS = 1000
 MAX_SAFE_INTEGER = 2**53 - 1  # as the Node-project tools: a "positive safe integer"
 MAX_PROBLEMS = 50  # per spec file; the rest are counted, so a hostile file cannot flood a log
-RUNNERS = ("pytest",)
 
 _TOP_KEYS = frozenset({"tests", "expectBaselinePass", "mutations", "runner"})
 _MUTATION_KEYS = frozenset(
@@ -42,6 +42,11 @@ class Mutation:
     replacement: str
     expect_caught: bool
     killed_by: tuple[str, ...]
+
+    @property
+    def number(self) -> int:
+        """Its 1-based position in the spec, as every message and document names it."""
+        return self.index + 1
 
 
 @dataclass(frozen=True)
@@ -323,19 +328,20 @@ def _validate(document: Any, path: str, out: _Collector) -> tuple[Any, ...] | No
         tests = _string_list(members["tests"], _pointer("tests"), out, MAX_TESTS)
         if tests is not None and not members["tests"]:
             out.add(_pointer("tests"), "must not be empty")
-        for index, entry in enumerate(tests or ()):
-            if (problem := test_entry_problem(entry)) is not None:
-                out.add(_pointer("tests", index), f"{entry!r} {problem}")
     expected = members.get("expectBaselinePass")
     if "expectBaselinePass" in members and (
         isinstance(expected, bool) or not isinstance(expected, int) or expected < 1
     ):
         out.add(_pointer("expectBaselinePass"),
                 f"must be a positive integer, not {_describe(expected)}")
-    runner = members.get("runner", "pytest")
+    runner = members.get("runner", detected(tests or ()))
     if runner not in RUNNERS:
         out.add(_pointer("runner"),
                 f"{runner!r} is not a supported runner (supported: {', '.join(RUNNERS)})")
+    else:
+        for index, entry in enumerate(tests or ()):
+            if (problem := RUNNERS[runner].entry_problem(entry)) is not None:
+                out.add(_pointer("tests", index), f"{entry!r} {problem}")
     mutations: list[Mutation] = []
     raw = members.get("mutations")
     if "mutations" in members:

@@ -8,10 +8,8 @@ from dataclasses import dataclass
 from enum import Enum
 
 from mutharness.paths import shown
-from mutharness.runner import Outcome, ReportState, RunFacts
+from mutharness.runners.base import Outcome, ReportState, RunExit, RunFacts
 
-PYTEST_OK = 0
-PYTEST_TESTS_FAILED = 1
 EXAMPLES = 3
 
 
@@ -43,7 +41,7 @@ def _untrustworthy(reason: str) -> Classification:
 
 def _said(facts: RunFacts) -> str:
     words = facts.said()
-    return f"; pytest said: {words}" if words else ""
+    return f"; {facts.runner} said: {words}" if words else ""
 
 
 def _examples(ids: Sequence[str]) -> str:
@@ -68,9 +66,11 @@ def run_problem(facts: RunFacts, collect_only: bool = False) -> str | None:
         return (
             f"collection error in {', '.join(facts.collection_errors[:EXAMPLES])}{_said(facts)}"
         )
-    completed = (PYTEST_OK,) if collect_only else (PYTEST_OK, PYTEST_TESTS_FAILED)
-    if facts.exit_status not in completed:
-        return f"pytest exit status {facts.exit_status}{_said(facts)}"
+    completed = (
+        (RunExit.ALL_PASSED,) if collect_only else (RunExit.ALL_PASSED, RunExit.TESTS_FAILED)
+    )
+    if facts.exit not in completed:
+        return f"{facts.runner} exit status {facts.exit_status}{_said(facts)}"
     if collect_only:
         return None
     if not facts.outcomes:
@@ -83,15 +83,60 @@ def run_problem(facts: RunFacts, collect_only: bool = False) -> str | None:
         )
     unknown = [o.nodeid for o in facts.outcomes if o.outcome is Outcome.UNKNOWN]
     if unknown:
-        return f"{len(unknown)} test(s) ended with an outcome pytest does not define: " + (
-            _examples(unknown)
+        return (
+            f"{len(unknown)} test(s) ended with an outcome {facts.runner} does not define: "
+            + _examples(unknown)
         )
-    if (facts.exit_status == PYTEST_TESTS_FAILED) != bool(facts.failed):
+    cancelled = [o.nodeid for o in facts.outcomes if o.outcome is Outcome.CANCELLED]
+    if cancelled:
+        return (
+            f"{len(cancelled)} test(s) cancelled before they finished (a failing hook, or the "
+            f"file ended first): {_examples(cancelled)}"
+        )
+    if (facts.exit is RunExit.TESTS_FAILED) != bool(facts.failed):
         return (
             f"exit status {facts.exit_status} disagrees with {facts.failed} failing test(s)"
             f"{_said(facts)}"
         )
     return None
+
+
+def baseline_problem(facts: RunFacts, expected_pass: int) -> str | None:
+    """Why a baseline run is not green, complete and at the spec's count (None when it is).
+
+    Skips and xfails are accepted (they must stay the same in every run, see inert_problem);
+    `expectBaselinePass` counts passes only."""
+    counts = f"pass={facts.passed} fail={facts.failed} tests={len(facts.outcomes)}"
+    if facts.timed_out:
+        return f"timed out after {facts.timeout_s:g} s"
+    problem = run_problem(facts)
+    if facts.failed:
+        said = facts.said()
+        return f"not green: {facts.failed} test(s) failed ({counts})" + (
+            f"; {facts.runner} said: {said}" if problem is not None and said else ""
+        )
+    if problem is not None:
+        return f"no trustworthy run: {problem} ({counts})"
+    if facts.passed != expected_pass:
+        return (
+            f"baseline pass={facts.passed} but the spec expects {expected_pass}; "
+            "either the suite changed or the spec is stale"
+        )
+    return None
+
+
+def unstable_tests(runs: Sequence[RunFacts]) -> tuple[str, ...]:
+    """Tests whose outcome was not the same in every baseline run (or that some runs lacked)."""
+    seen: dict[str, set[str]] = {}
+    present: dict[str, int] = {}
+    for run in runs:
+        for outcome in run.outcomes:
+            seen.setdefault(outcome.nodeid, set()).add(outcome.outcome)
+        for nodeid in set(run.nodeids):
+            present[nodeid] = present.get(nodeid, 0) + 1
+    return tuple(
+        nodeid for nodeid, kinds in seen.items() if len(kinds) > 1 or present[nodeid] != len(runs)
+    )
 
 
 def ids_problem(facts: RunFacts, baseline: RunFacts) -> str | None:

@@ -241,7 +241,7 @@ class Recorder:
     def phase(self, phase: Any) -> None:
         self.phases.append(str(phase))
 
-    def head(self, source: Any, changes: Any) -> None:
+    def head(self, source: Any, changes: Any, allow_dirty: bool) -> None:
         self.events.append("head")
 
     def baseline_started(self, spec: Any) -> None:
@@ -263,16 +263,23 @@ class Recorder:
 def verify_here() -> Callable[..., tuple[Any, Recorder]]:
     """`mutharness.engine.verify` in this process: (RunResult, Recorder); no CLI child."""
     from mutharness.engine import Settings, verify
+    from mutharness.options import OPTIONS
 
     def run(project: Project, *specs: str, environ: Mapping[str, str] | None = None,
             **settings: Any) -> tuple[Any, Recorder]:
         recorder = Recorder()
+        settings.setdefault("python", sys.executable)
+        cli = {
+            option.name: str(value) if option.name == "python" else value
+            for option in OPTIONS
+            if (value := settings.pop(option.parameter, None)) is not None
+        }
         chosen = Settings(
             spec_paths=tuple(
                 project.root / "specs" / f"{name}.json" for name in specs or ("calc",)
             ),
             start=project.root,
-            python=str(settings.pop("python", sys.executable)),
+            cli_options=cli,
             **settings,
         )
         return verify(chosen, recorder, dict(os.environ if environ is None else environ)), recorder

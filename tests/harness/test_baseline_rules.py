@@ -1,16 +1,17 @@
-"""engine.baseline_problem: a baseline is green, complete and at the spec's count, or refused."""
+"""verdict.baseline_problem: a baseline is green, complete and at the spec's count, or refused."""
 
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 from typing import Any
 
 import pytest
+from madefacts import pytest_facts
 
-from mutharness.engine import Settings, baseline_problem
-from mutharness.runner import Outcome, ReportState, RunFacts, TestOutcome
+from mutharness.options import defaults
+from mutharness.runners.base import Outcome, ReportState, RunFacts, TestOutcome
 from mutharness.spec import Mutation, Spec
+from mutharness.verdict import baseline_problem
 
 IDS = tuple(f"tests/test_calc.py::test_{name}" for name in "abcd")
 SPEC = Spec(
@@ -27,16 +28,12 @@ def outcomes(*kinds: str) -> tuple[TestOutcome, ...]:
 
 
 def facts(**changes: Any) -> RunFacts:
-    base = RunFacts(
-        exit_status=0, signal=None, timed_out=False, timeout_s=900.0, duration_s=0.5,
-        report=ReportState.OK, pytest_exit=0, outcomes=outcomes(*["passed"] * 4),
-        collection_errors=(), log_path="pytest.log",
-    )
-    return dataclasses.replace(base, **changes)
+    return pytest_facts(**{"timeout_s": 900.0, "duration_s": 0.5,
+                           "outcomes": outcomes(*["passed"] * 4), **changes})
 
 
 def test_a_green_complete_baseline_at_the_expected_count_is_accepted() -> None:
-    assert baseline_problem(SPEC, facts()) is None
+    assert baseline_problem(facts(), 4) is None
 
 
 @pytest.mark.parametrize(
@@ -62,7 +59,7 @@ def test_a_green_complete_baseline_at_the_expected_count_is_accepted() -> None:
 def test_a_baseline_that_is_not_green_complete_and_counted_is_refused(
     changes: dict[str, Any], phrase: str
 ) -> None:
-    problem = baseline_problem(SPEC, facts(**changes))
+    problem = baseline_problem(facts(**changes), 4)
     assert problem is not None
     assert phrase in problem
 
@@ -72,7 +69,8 @@ def test_a_baseline_with_skipped_or_xfailed_tests_is_accepted_counting_passes_on
     kind: str
 ) -> None:
     spec = dataclasses.replace(SPEC, expect_baseline_pass=3)
-    assert baseline_problem(spec, facts(outcomes=outcomes("passed", kind, "passed", "passed"))) \
+    assert baseline_problem(facts(outcomes=outcomes("passed", kind, "passed", "passed")),
+                            spec.expect_baseline_pass) \
         is None
 
 
@@ -81,14 +79,14 @@ def test_a_baseline_exit_1_with_every_test_passing_shows_pytests_own_reason() ->
         "....\nFAIL Required test coverage of 99% not reached. Total coverage: 60.00%\n"
         "4 passed in 0.10s"
     ))
-    problem = baseline_problem(SPEC, run)
+    problem = baseline_problem(run, 4)
     assert problem is not None
     assert "pytest said: FAIL Required test coverage of 99% not reached" in problem
 
 
 def test_more_passing_tests_than_expected_is_refused_too() -> None:
     spec = dataclasses.replace(SPEC, expect_baseline_pass=3)
-    problem = baseline_problem(spec, facts())
+    problem = baseline_problem(facts(), spec.expect_baseline_pass)
     assert problem is not None
     assert "baseline pass=4 but the spec expects 3" in problem
 
@@ -101,5 +99,4 @@ def test_more_passing_tests_than_expected_is_refused_too() -> None:
 def test_the_mutation_timeout_is_the_floor_or_factor_times_baseline_plus_constant(
     baseline_s: float, expected: float
 ) -> None:
-    settings = Settings(spec_paths=(), start=Path("."), python="python")
-    assert settings.mutation_timeout(baseline_s) == expected
+    assert defaults().mutation_timeout(baseline_s) == expected

@@ -20,8 +20,16 @@ from conftest import Completed, Project, default_spec
 from liverun import Sandbox, add_probes, alive, spawn, wait_for
 
 from mutharness.errors import EnvironmentProblem
-from mutharness.evidence import escape_markdown, fence, render_documents, write_evidence
-from mutharness.staleness import parse_document
+from mutharness.reports.evidence import escape_markdown, fence, render_documents, write_evidence
+from mutharness.reports.staleness import parse_facts
+
+
+def parse_document(document: str) -> tuple[str, dict[str, str]] | str:
+    """The commit and digests staleness reads: from the facts rendered beside `document`."""
+    return parse_facts(LAST_FACTS[document], "calc.json")
+
+
+LAST_FACTS: dict[str, str] = {}
 
 ProjectFactory = Callable[..., Project]
 Cli = Callable[..., Completed]
@@ -46,10 +54,13 @@ SURVIVED_DIFF = (
 def facts(passed: int, failed: int, failing: list[str], duration_s: float = 0.25,
           timeout_s: float = 20.0) -> dict[str, Any]:
     return {
-        "exit_status": 1 if failed else 0, "signal": None, "timed_out": False,
+        "runner": "pytest", "exit_status": 1 if failed else 0,
+        "exit": "tests-failed" if failed else "all-passed", "signal": None, "timed_out": False,
         "timeout_s": timeout_s, "duration_s": duration_s, "report": "ok",
-        "pytest_exit": 1 if failed else 0, "passed": passed, "failed": failed,
+        "runner_facts": {"pytest_exit": 1 if failed else 0, "config_file": "pyproject.toml"},
+        "passed": passed, "failed": failed,
         "collected": passed + failed, "failing": failing, "collection_errors": [],
+        "not_passed": [{"nodeid": nodeid, "outcome": "failed"} for nodeid in failing],
     }
 
 
@@ -73,11 +84,21 @@ def results(**spec_overrides: Any) -> dict[str, Any]:
         "id": "calc", "path": "specs/calc.json", "sha256": DIGESTS["specs/calc.json"],
         "tests": ["tests/test_calc.py"], "expect_baseline_pass": 4, "error": "",
         "source_commit": SOURCE_COMMIT, "depends_on": dict(DIGESTS), "timeout_s": 20.0,
+        "runner": "pytest", "stopped": "",
+        "tools": [{"fact": "Python", "value": "3.11.7 (CPython)"},
+                  {"fact": "pytest", "value": "9.2.0 (pytest-json-report 1.5.0)"}],
+        "declared": [
+            {"name": "the low bound is ignored", "file": "src/calc.py",
+             "anchor": "    if value < low:\n        return low\n", "replacement": "",
+             "expect_caught": True, "killed_by": []},
+            {"name": "SURVIVOR (documented): 18 vs 17 is not pinned because no test asks",
+             "file": "src/calc.py", "anchor": "return age >= 18",
+             "replacement": "return age >= 17", "expect_caught": False, "killed_by": []},
+        ],
         "baseline": {
             **facts(4, 0, [], duration_s=0.92, timeout_s=900.0),
-            "config_file": "pyproject.toml",
-            "tests": [{"nodeid": "tests/test_calc.py::test_clamp_below", "outcome": "passed",
-                       "duration_s": 0.0003}],
+            "tests": [{"nodeid": f"tests/test_calc.py::test_{n}", "outcome": "passed",
+                       "duration_s": 0.0003} for n in range(4)],
         },
         "skipped": [],
         "mutations": [
@@ -92,7 +113,7 @@ def results(**spec_overrides: Any) -> dict[str, Any]:
     }
     spec.update(spec_overrides)
     return {
-        "schema": 2, "complete": True, "error": "",
+        "schema": 3, "complete": True, "error": "",
         "tool": {
             "GitPython": "3.2.1", "filelock": "4.3.1", "Jinja2": "3.1.6", "click": "8.5.1",
             "mutharness": "0.1.0", "harness_python": "3.11.7", "platform": "Linux x86_64",
@@ -102,14 +123,16 @@ def results(**spec_overrides: Any) -> dict[str, Any]:
         },
         "commit": COMMIT, "dirty": False, "dirty_changes": [],
         "command": ["mutharness", "verify", "specs/calc.json"],
-        "settings": {"timeout_floor_s": 20.0, "timeout_factor": 3.0, "timeout_constant_s": 10.0,
-                     "baseline_runs": 1, "project": {}},
+        "settings": {"values": {}, "sources": {}, "config_file": None, "changed": {},
+                     "rederive_flags": []},
         "interrupted": False, "signal": None, "exit_code": 0, "specs": [spec],
     }
 
 
 def spec_document(run: dict[str, Any], spec_id: str = "calc") -> str:
-    return render_documents(run)[f"{spec_id}.md"]
+    documents = render_documents(run)
+    LAST_FACTS[documents[f"{spec_id}.md"]] = documents[f"{spec_id}.json"]
+    return documents[f"{spec_id}.md"]
 
 
 def unescaped_pipes(line: str) -> int:
@@ -252,7 +275,8 @@ def test_the_index_links_every_spec_and_holds_no_timings_nor_the_head_commit() -
 
     documents = render_documents(run)
 
-    assert sorted(documents) == ["calc.md", "gate two.md", "index.md"]
+    assert sorted(documents) == ["calc.json", "calc.md", "gate two.json", "gate two.md",
+                                 "index.md"]
     index = documents["index.md"]
     assert "| [calc](calc.md) | `0123456789ab` | 2 | 1 | 1 | 0 | 2 of 2 | 4 passed |" in index
     assert "[gate two](gate%20two.md)" in index
@@ -468,7 +492,7 @@ def test_documents_are_written_whole_and_no_temporary_file_is_left(tmp_path: Pat
 
     write_evidence(results(), out)
 
-    assert sorted(path.name for path in out.iterdir()) == ["calc.md", "index.md"]
+    assert sorted(path.name for path in out.iterdir()) == ["calc.json", "calc.md", "index.md"]
     assert (out / "calc.md").read_text(encoding="utf-8") == spec_document(results())
 
 
@@ -494,8 +518,10 @@ def test_documents_get_the_permissions_of_any_new_file_under_the_umask(tmp_path:
         assert stat.S_IMODE(path.stat().st_mode) == 0o644, path.name
 
 
-def test_the_templates_ship_as_package_data() -> None:
-    templates = resources.files("mutharness").joinpath("templates")
+def test_the_templates_and_the_node_reporter_ship_as_package_data() -> None:
+    templates = resources.files("mutharness").joinpath("reports", "templates")
+
+    assert resources.files("mutharness").joinpath("runners", "_node_reporter.mjs").is_file()
 
     assert templates.joinpath("spec.md.j2").is_file()
     assert templates.joinpath("index.md.j2").is_file()
@@ -532,7 +558,7 @@ def test_verify_evidence_and_render_write_the_same_documents_and_render_needs_no
     assert rendered.code == 0, rendered.out + rendered.err
     from_render = {p.name: p.read_bytes() for p in (elsewhere / "docs").iterdir()}
     assert from_render == from_verify
-    assert sorted(from_render) == ["calc.md", "index.md"]
+    assert sorted(from_render) == ["calc.json", "calc.md", "index.md"]
     body = from_render["calc.md"].decode("utf-8")
     assert str(tmp_path) not in body
     assert "| `src/calc.py:5` | CAUGHT | CAUGHT | 3 / 1 |" in body

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
+import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from conftest import CALC, PYPROJECT, TEST_CALC, Completed, Project, default_spec, git, run_cli
 
-from mutharness.evidence import fence, sha256sum
-from mutharness.staleness import parse_document
+from mutharness.digest import file_digest
+from mutharness.reports.evidence import sha256sum
 
 Cli = Callable[..., Completed]
 
@@ -167,10 +169,10 @@ def test_an_uncommitted_edit_makes_evidence_stale_and_says_no_commit_has_it_yet(
 def test_a_measured_commit_the_repository_lacks_gives_an_unknown_count(
     repo: Project, cli: Cli
 ) -> None:
-    document = repo.root / "evidence/calc.md"
-    text = document.read_text(encoding="utf-8")
-    commit, _ = parse_document(text) or ("", {})
-    document.write_text(text.replace(commit, "f" * 40), encoding="utf-8")
+    facts = repo.root / "evidence/calc.json"
+    text = facts.read_text(encoding="utf-8")
+    commit = json.loads(text)["commit"]
+    facts.write_text(text.replace(commit, "f" * 40), encoding="utf-8")
     repo.write("src/calc.py", CALC + "\n")
     repo.commit("evidence from elsewhere, and a change")
 
@@ -188,16 +190,17 @@ def test_a_markdown_file_that_is_not_evidence_is_reported_unreadable(
     done = cli(repo.root, "evidence-check")
 
     assert done.code == 1, done.out + done.err
-    assert "notes.md: UNREADABLE (no commit or file digests found)" in done.out
+    assert ("notes.md: UNREADABLE (its facts file notes.json is missing (re-render the "
+            "evidence))") in done.out
     assert "index.md" not in done.out  # the index records no digests and is not evidence
 
 
 def test_a_recorded_path_leading_out_of_the_repository_is_refused_not_read(
     repo: Project, cli: Cli
 ) -> None:
-    document = repo.root / "evidence/calc.md"
-    text = document.read_text(encoding="utf-8")
-    document.write_text(text.replace("  src/calc.py\n", "  ../outside.py\n"), encoding="utf-8")
+    facts = repo.root / "evidence/calc.json"
+    text = facts.read_text(encoding="utf-8")
+    facts.write_text(text.replace('"src/calc.py"', '"../outside.py"'), encoding="utf-8")
 
     done = cli(repo.root, "evidence-check")
 
@@ -250,11 +253,19 @@ def test_this_repository_s_own_evidence_is_fresh(cli: Cli) -> None:
         "tests/```fence.py", "tests/ü n i c ö d e.py",
     ],
 )
-def test_the_recorded_digest_list_round_trips_any_file_name(path: str) -> None:
-    digests = {path: "a" * 64, "src/calc.py": "b" * 64}
-    document = (
-        "| commit measured | `" + "c" * 40 + "` (clean) |\n\n## Files this evidence depends on\n\n"
-        + fence(sha256sum(digests), "text") + "\n"
-    )
+def test_the_digest_list_in_a_document_is_checked_by_sha256sum_for_any_file_name(
+    path: str, tmp_path: Path
+) -> None:
+    sha256sum_tool = shutil.which("sha256sum")
+    if sha256sum_tool is None:
+        pytest.skip("GNU sha256sum is not installed")
+    (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / path).write_bytes(b"one\n")
+    (tmp_path / "src").mkdir(exist_ok=True)
+    (tmp_path / "src/calc.py").write_bytes(b"two\n")
+    digests = {path: file_digest(b"one\n"), "src/calc.py": file_digest(b"two\n")}
+    (tmp_path / "SUMS").write_text(sha256sum(digests), encoding="utf-8")
 
-    assert parse_document(document) == ("c" * 40, digests)
+    done = subprocess.run([sha256sum_tool, "-c", "SUMS"], cwd=tmp_path, capture_output=True)
+
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -8,9 +8,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from conftest import Completed, Project, default_spec
+from madefacts import pytest_facts
 
-from mutharness.engine import unstable_tests
-from mutharness.runner import Outcome, ReportState, RunFacts, TestOutcome
+from mutharness.runners.base import Outcome, RunFacts, TestOutcome
+from mutharness.verdict import unstable_tests
 
 FLAKY_TEST = '''\
 import os
@@ -26,11 +27,8 @@ def test_fails_one_run_in_three():
 
 
 def _run(*outcomes: tuple[str, str]) -> RunFacts:
-    return RunFacts(
-        exit_status=0, signal=None, timed_out=False, timeout_s=1.0, duration_s=0.1,
-        report=ReportState.OK, pytest_exit=0,
+    return pytest_facts(
         outcomes=tuple(TestOutcome(nodeid, Outcome(kind), 0.0) for nodeid, kind in outcomes),
-        collection_errors=(), log_path="log",
     )
 
 
@@ -69,7 +67,9 @@ def test_three_baseline_runs_expose_a_test_that_fails_one_run_in_three(
     assert "tests/test_flaky.py::test_fails_one_run_in_three" in done.err
     results = json.loads((project.root / ".mutharness/results.json").read_text())
     assert results["specs"][0]["mutations"] == []
-    assert results["settings"]["baseline_runs"] == 3
+    assert results["settings"]["values"]["baseline-runs"] == 3
+    assert results["settings"]["sources"]["baseline-runs"] == "command line"
+    assert results["settings"]["rederive_flags"] == ["--baseline-runs", "3"]
 
 
 def test_one_baseline_run_cannot_see_the_flakiness(

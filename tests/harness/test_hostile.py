@@ -487,9 +487,9 @@ def test_the_timeout_is_max_of_floor_and_factor_times_baseline_plus_constant_per
     floored = json.loads((project.root / ".mutharness/results.json").read_text("utf-8"))
 
     assert (done.code, floored_done.code) == (0, 0), done.out + done.err + floored_done.err
-    assert scaled["settings"] == {
-        **scaled["settings"],
-        "timeout_floor_s": 1.0, "timeout_factor": 2.5, "timeout_constant_s": 1.5,
+    assert scaled["settings"]["values"] == {
+        **scaled["settings"]["values"],
+        "timeout-floor": 1.0, "timeout-factor": 2.5, "timeout-constant": 1.5,
     }
     [spec_result] = scaled["specs"]
     expected = max(1.0, 2.5 * spec_result["baseline"]["duration_s"] + 1.5)
@@ -498,6 +498,6 @@ def test_the_timeout_is_max_of_floor_and_factor_times_baseline_plus_constant_per
         spec_result["timeout_s"]
     ] * 2
     [floored_spec] = floored["specs"]
-    assert floored["settings"]["timeout_floor_s"] == 45.0
+    assert floored["settings"]["values"]["timeout-floor"] == 45.0
     assert [m["facts"]["timeout_s"] for m in floored_spec["mutations"]] == [45.0, 45.0]
     assert floored_spec["timeout_s"] == 45.0

@@ -78,6 +78,9 @@ def test_ctrl_c_while_a_mutant_runs_exits_130_and_cleans_up_everything(
     assert results["interrupted"] is True
     assert results["signal"] == signal.SIGINT
     assert results["exit_code"] == 130
+    [partial] = results["specs"]  # the spec stopped mid-way keeps what it had measured
+    assert partial["error"] == partial["stopped"] == "interrupted after 0 of 1 mutation(s)"
+    assert partial["source_commit"] and "specs/gate.json" in partial["depends_on"]
     assert not (project.root / ".mutharness/lock-holder.json").exists()
 
     again = cli(project.root, "verify", "--lock-timeout", "0", "specs/gate.json",

@@ -108,7 +108,7 @@ SIGNAL_AT_PHASE = """\
 import os
 import sys
 
-from mutharness import console
+from mutharness.reports import console
 
 seen = {}
 
@@ -223,7 +223,8 @@ def test_a_real_signal_at_every_phase_kills_the_children_removes_the_workspace_f
     listener = PhaseSignaller(
         phase, number, sandbox.tmpdir, sandbox.spy / marker if marker else None
     )
-    settings = Settings((project.root / "specs/phases.json",), project.root, sys.executable)
+    settings = Settings((project.root / "specs/phases.json",), project.root,
+                        {"python": sys.executable})
 
     with no_strays(sandbox.spy):
         try:

@@ -52,7 +52,7 @@ def test_a_pytest_ini_and_conftest_planted_above_the_workspace_are_never_loaded(
     assert done.code == 0, done.out + done.err
     assert not (sandbox.tmpdir / "PLANTED_CONFTEST_RAN").exists()
     results = json.loads((project.root / ".mutharness/results.json").read_text("utf-8"))
-    assert results["specs"][0]["baseline"]["config_file"] == (
+    assert results["specs"][0]["baseline"]["runner_facts"]["config_file"] == (
         "none in the repository (pytest read pytest.ini above the checkout)"
     )
 

@@ -1,11 +1,11 @@
-"""paths.path_problem / paths.test_entry_problem: portable, repo-relative, '/'-separated."""
+"""paths.path_problem and the pytest runner's entry_problem: portable, repo-relative paths."""
 
 from __future__ import annotations
 
 import pytest
 
 from mutharness.paths import MAX_PATH_CHARS, path_problem
-from mutharness.paths import test_entry_problem as entry_problem  # not collected as a test
+from mutharness.runners.pytest import entry_problem
 
 GOOD_PATHS = [
     "src/toolwire/gate.py",

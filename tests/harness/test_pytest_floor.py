@@ -20,7 +20,7 @@ from conftest import (
     pip,
 )
 
-from mutharness.runner import MIN_PYTEST
+from mutharness.runners.pytest import MIN_PYTEST
 
 ProjectFactory = Callable[..., Project]
 VenvFactory = Callable[..., Venv]
@@ -114,9 +114,14 @@ def test_an_addopts_gate_unrelated_to_the_tests_shows_pytests_reason_and_can_be_
 
     assert done.code == 0, done.out + done.err
     results = json.loads((project.root / ".mutharness/results.json").read_text("utf-8"))
-    assert results["settings"]["project"] == {"pytest-addopts": "-p no:cov"}
+    assert results["settings"]["changed"] == {"python": str(venv.python),
+                                              "pytest-addopts": "-p no:cov"}
+    assert results["settings"]["sources"]["pytest-addopts"] == "config"
+    assert results["settings"]["config_file"] == "pyproject.toml [tool.mutharness]"
     evidence = (tmp_path / "evidence/calc.md").read_text("utf-8")
-    assert "`[tool.mutharness] pytest-addopts = -p no:cov` (pyproject.toml)" in evidence
+    assert "`pytest-addopts = -p no:cov` (config)" in evidence
+    assert "config file `pyproject.toml [tool.mutharness]`" in evidence
+    assert "--pytest-addopts '-p no:cov'" in evidence  # the re-derive command repeats it
 
 
 def test_an_unknown_key_in_the_project_settings_is_refused(
@@ -130,4 +135,4 @@ def test_an_unknown_key_in_the_project_settings_is_refused(
     done = cli(project.root, "verify", "specs/calc.json")
 
     assert done.code == 2, done.out + done.err
-    assert "pyproject.toml [tool.mutharness]: unknown key(s) 'pytest-adopts'" in done.err
+    assert "pyproject.toml [tool.mutharness]: pytest-adopts: is not a mutharness option" in done.err

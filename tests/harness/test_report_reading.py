@@ -8,7 +8,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mutharness.runner import Outcome, ReportState, _outcomes, read_report
+from mutharness.runners.base import Outcome, ReportState
+from mutharness.runners.pytest import _outcomes, read_report
 
 
 def report(tmp_path: Path, *tests: dict[str, Any], exitcode: int = 0) -> Path:

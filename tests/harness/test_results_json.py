@@ -57,9 +57,9 @@ def test_the_json_option_writes_versions_commit_spec_baseline_and_per_mutation_f
     assert baseline["duration_s"] > 0
     assert [test["outcome"] for test in baseline["tests"]] == ["passed"] * 4
     # max(floor, factor x baseline + constant), whatever the baseline took on a loaded machine
-    settings = results["settings"]
-    scaled = settings["timeout_factor"] * baseline["duration_s"] + settings["timeout_constant_s"]
-    expected = max(settings["timeout_floor_s"], scaled)
+    settings = results["settings"]["values"]
+    scaled = settings["timeout-factor"] * baseline["duration_s"] + settings["timeout-constant"]
+    expected = max(settings["timeout-floor"], scaled)
     assert abs(spec["timeout_s"] - expected) <= 0.1
 
     caught, survivor = spec["mutations"]

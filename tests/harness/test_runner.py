@@ -22,7 +22,8 @@ from conftest import (
 )
 
 from mutharness.errors import EnvironmentProblem
-from mutharness.runner import PytestRunner, ReportState, probe_interpreter
+from mutharness.runners.base import ReportState, RunRequest
+from mutharness.runners.pytest import PytestRunner, probe_interpreter
 
 pytestmark = pytest.mark.skipif(
     sys.platform == "win32", reason="builds POSIX venv layouts (bin/python) and shell stand-ins"
@@ -111,7 +112,7 @@ def test_the_child_runs_in_file_order_with_no_injected_variables_and_its_output_
     scratch = tmp_path / "scratch"
     scratch.mkdir()
 
-    facts = runner.run(["tests/test_child.py"], suite, scratch, timeout_s=120)
+    facts = runner.run(RunRequest(("tests/test_child.py",), suite, scratch, timeout_s=120))
 
     assert facts.report is ReportState.OK, Path(facts.log_path).read_text("utf-8")
     assert [(o.nodeid.split("::")[1], o.outcome) for o in facts.outcomes] == [

@@ -256,7 +256,7 @@ REFUSED: list[Any] = [
                  "must be an array", id="killedBy-string"),
     pytest.param(with_mutation(0, killedBy=[""]), "/mutations/0/killedBy/0", "must not be empty",
                  id="killedBy-empty-entry"),
-    pytest.param(document(runner="node"), "/runner", "not a supported runner",
+    pytest.param(document(runner="jest"), "/runner", "not a supported runner",
                  id="runner-unsupported"),
     pytest.param(document(runner=1), "/runner", "not a supported runner", id="runner-number"),
     # expectBaselinePass must be a positive integer

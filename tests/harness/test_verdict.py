@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import pytest
+from madefacts import pytest_facts
 
-from mutharness.runner import Outcome, ReportState, RunFacts, TestOutcome
+from mutharness.runners.base import Outcome, ReportState, RunFacts, TestOutcome
 from mutharness.verdict import Classification, Verdict, classify, meets_expectation
 
 BASELINE = tuple(f"tests/test_calc.py::test_{name}" for name in "abc")
@@ -25,19 +25,8 @@ ONE_FAILED = outcomes("passed", "failed", "passed")
 
 def facts(**changes: Any) -> RunFacts:
     """The facts of a clean run in which every baseline test passed, with `changes`."""
-    base = RunFacts(
-        exit_status=0,
-        signal=None,
-        timed_out=False,
-        timeout_s=30.0,
-        duration_s=1.5,
-        report=ReportState.OK,
-        pytest_exit=0,
-        outcomes=ALL_PASSED,
-        collection_errors=(),
-        log_path="/tmp/run/pytest.log",
-    )
-    return dataclasses.replace(base, **changes)
+    return pytest_facts(**{"outcomes": ALL_PASSED, "log_path": "/tmp/run/pytest.log",
+                           **changes})
 
 
 def caught(**changes: Any) -> RunFacts:

@@ -294,7 +294,7 @@ def test_untrustworthy_and_timed_out_runs_are_never_evidence_and_the_run_goes_on
     expected_limit = max(3.0, 1 * spec_result["baseline"]["duration_s"] + 2)
     assert abs(loop["timeout_s"] - expected_limit) <= 0.06
     assert loop["duration_s"] >= loop["timeout_s"]
-    assert results["settings"]["timeout_floor_s"] == 3.0
+    assert results["settings"]["values"]["timeout-floor"] == 3.0
 
 
 def test_fail_fast_stops_at_the_first_unexpected_result(

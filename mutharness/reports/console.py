@@ -13,13 +13,13 @@ import click
 
 from mutharness.errors import ExitCode, MutharnessError, OutputClosed
 from mutharness.paths import shown
-from mutharness.report import MutationResult, RunResult
-from mutharness.runner import RunFacts
+from mutharness.results import MutationResult, RunResult
+from mutharness.runners.base import RunFacts
 from mutharness.spec import Spec
 from mutharness.verdict import Verdict
 
 if TYPE_CHECKING:  # at run time the console needs only click: it reports missing libraries
-    from mutharness.engine import Phase
+    from mutharness.lab.events import Phase
     from mutharness.workspace import SourceRepo
 
 MAX_FAILING_SHOWN = 4
@@ -102,7 +102,7 @@ class Console:
     def phase(self, phase: Phase) -> None:
         """Phase transitions print nothing: the lines that follow say what happened."""
 
-    def head(self, source: SourceRepo, changes: Sequence[str]) -> None:
+    def head(self, source: SourceRepo, changes: Sequence[str], allow_dirty: bool) -> None:
         state = (
             f"dirty: {len(changes)} uncommitted change(s) included (--allow-dirty)"
             if changes else "clean"
@@ -167,7 +167,11 @@ class Console:
                 "the mutated file, so they did not run", "yellow",
             )
         if code is ExitCode.OK:
-            self.line(f"all {len(results)} mutation(s) behaved as expected; tree clean", "green")
+            tree = (
+                f"dirty tree: {len(run.dirty_changes)} uncommitted change(s) included"
+                if run.dirty else "tree clean"
+            )
+            self.line(f"all {len(results)} mutation(s) behaved as expected; {tree}", "green")
             return
         unexpected = [r for r in results if not r.as_expected and r.verdict.is_evidence]
         if code is ExitCode.NO_VERDICT:
@@ -176,10 +180,9 @@ class Console:
             self.line("no trustworthy verdict:", "red")
             if run.error is not None:
                 self.line(f"  {run.error.message().splitlines()[0]}", "red")
-            for spec in broken:
-                first = spec.error.splitlines()[0]
-                prefix = f"spec {spec.spec.id}: "
-                self.line(f"  {prefix}{first.removeprefix(prefix)}", "red")
+            for spec in broken:  # its error was printed when it happened
+                what = spec.stopped or "no verdict, for the reason printed above"
+                self.line(f"  spec {spec.spec.id}: {what}", "red")
             for result in doubtful:
                 self.line(
                     f"  {_label(result.mutation.name)}: {result.verdict.value} ({result.reason})",

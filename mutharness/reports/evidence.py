@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -13,15 +15,12 @@ import jinja2
 
 from mutharness.atomic import write_atomic
 from mutharness.errors import EnvironmentProblem
+from mutharness.results import RunResult, from_json, to_json
 
 INDEX = "index.md"
+FACTS_SUFFIX = ".json"  # beside each <spec-id>.md: the facts it was rendered from, no timings
 TEMPLATES = ("spec.md.j2", "index.md.j2")
-RESULTS_SCHEMA = 2  # the `schema` of report.to_json that these templates read
 MAX_CELL_CHARS = 500
-_RUN_KEYS = ("tool", "commit", "dirty", "dirty_changes", "command", "exit_code", "interrupted",
-             "complete", "settings", "specs")
-_SPEC_KEYS = ("id", "path", "tests", "expect_baseline_pass", "error", "source_commit",
-              "depends_on", "timeout_s", "baseline", "skipped", "mutations")
 _MARKDOWN_SPECIALS = re.compile(r"([\\`*_\[\]|~])")
 _BACKTICK_RUN = re.compile(r"`+")
 _AUTOLINK = re.compile(r"(?i)(?<=[a-z])://|\bwww\.")  # GFM turns these into live links
@@ -121,7 +120,7 @@ def environment(template_dir: Path | None = None) -> jinja2.Environment:
     loaders: list[jinja2.BaseLoader] = []
     if template_dir is not None:
         loaders.append(jinja2.FileSystemLoader(str(template_dir)))
-    loaders.append(jinja2.PackageLoader("mutharness", "templates"))
+    loaders.append(jinja2.PackageLoader("mutharness", "reports/templates"))
     env = jinja2.Environment(
         loader=jinja2.ChoiceLoader(loaders),
         undefined=jinja2.StrictUndefined,
@@ -173,28 +172,14 @@ def load_templates(template_dir: Path | None = None) -> dict[str, jinja2.Templat
     return templates
 
 
-def results_problem(run: object) -> str | None:
-    """Why `run` is not a results document these templates can render (None when it is)."""
-    if not isinstance(run, Mapping):
-        return f"it holds a JSON {type(run).__name__}, not an object"
-    if run.get("schema") != RESULTS_SCHEMA:
-        return f"its schema is {run.get('schema')!r}; this mutharness renders {RESULTS_SCHEMA}"
-    missing = [key for key in _RUN_KEYS if key not in run]
-    if missing:
-        return f"it lacks {', '.join(missing)}"
-    if run["complete"] is not True:
+def results_problem(run: RunResult) -> str | None:
+    """Why `run` cannot be rendered as evidence (None when it can)."""
+    if not run.complete:
         return "its run did not complete (interrupted, stopped by an error, or still running)"
-    specs = run["specs"]
-    if not isinstance(specs, list) or not all(isinstance(spec, Mapping) for spec in specs):
-        return "its specs are not a list of objects"
     names: dict[str, str] = {INDEX: "the index"}
-    for spec in specs:
-        if missing := [key for key in _SPEC_KEYS if key not in spec]:
-            return f"a spec lacks {', '.join(missing)}"
-        spec_id = spec.get("id")
-        if not isinstance(spec_id, str) or not spec_id or spec_id in (".", "..") or any(
-            char in spec_id for char in "/\\\0"
-        ):
+    for spec in run.specs:
+        spec_id = spec.spec.id
+        if not spec_id or spec_id in (".", "..") or any(char in spec_id for char in "/\\\0"):
             return f"a spec id {spec_id!r} is not a plain file name"
         key = f"{spec_id}.md".lower()  # case-insensitive file systems make these one file
         if key in names:
@@ -203,37 +188,69 @@ def results_problem(run: object) -> str | None:
     return None
 
 
+def spec_facts(run: RunResult, spec_id: str) -> str:
+    """The facts one spec's document is rendered from, as JSON without timings, absolute paths
+    or HEAD (byte-stable; its `commit` is the spec's commit measured): what `evidence-check`
+    reads."""
+    specs = tuple(s for s in run.specs if s.spec.id == spec_id)
+    measured = next((s.source_commit for s in specs if s.source_commit), run.commit)
+    # HEAD moves with the commit of the evidence itself: the facts name the commit measured
+    only = replace(run, commit=measured, specs=specs)
+    return json.dumps(_machine_free(to_json(only, timings=False)), indent=1,
+                      ensure_ascii=False, sort_keys=True) + "\n"
+
+
+def _machine_free(value: Any) -> Any:
+    """A JSON value with every absolute path in its strings cut (keys are repo paths)."""
+    if isinstance(value, str):
+        return without_absolute_paths(value)
+    if isinstance(value, dict):
+        return {key: _machine_free(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_machine_free(item) for item in value]
+    return value
+
+
 def _tidy(text: str) -> str:
     """Collapse runs of blank lines and end with exactly one newline."""
     return re.sub(r"\n{3,}", "\n\n", text).strip("\n") + "\n"
 
 
 def render_documents(
-    run: Mapping[str, Any], existing: tuple[str, ...] = (), template_dir: Path | None = None
+    run: RunResult | Mapping[str, Any], existing: tuple[str, ...] = (),
+    template_dir: Path | None = None,
 ) -> dict[str, str]:
-    """File name -> Markdown for every spec in the results, plus the index."""
+    """File name -> content: Markdown for every spec in the results and the index, and each
+    spec's facts beside its document. A results document is read with `from_json` first."""
+    if not isinstance(run, RunResult):
+        run = from_json(run)
     problem = results_problem(run)
     if problem is not None:
         raise EnvironmentProblem(f"not a mutharness results document: {problem}")
     templates = load_templates(template_dir)
-    ids = {spec["id"] for spec in run["specs"]}
+    document: Mapping[str, Any] = to_json(run, timings=False)
+    ids = {spec["id"] for spec in document["specs"]}
     others = sorted(name for name in existing if name not in ids)
     documents: dict[str, str] = {}
     name = TEMPLATES[0]
     try:
-        for spec in run["specs"]:
-            documents[f"{spec['id']}.md"] = _tidy(templates[name].render(run=run, spec=spec))
+        for spec in document["specs"]:
+            documents[f"{spec['id']}.md"] = _tidy(
+                templates[name].render(run=document, spec=spec)
+            )
+            documents[f"{spec['id']}{FACTS_SUFFIX}"] = spec_facts(run, spec["id"])
         name = TEMPLATES[1]
-        documents[INDEX] = _tidy(templates[name].render(run=run, others=others))
+        documents[INDEX] = _tidy(templates[name].render(run=document, others=others))
     except (jinja2.TemplateError, TypeError, ValueError, KeyError, AttributeError) as error:
         raise _render_problem(name, error) from None
     return documents
 
 
 def write_evidence(
-    run: Mapping[str, Any], out_dir: Path, template_dir: Path | None = None
+    run: RunResult, out_dir: Path, template_dir: Path | None = None
 ) -> tuple[Path, ...]:
-    """Render, then atomically write `<spec-id>.md` per spec and `index.md` into `out_dir`.
+    """Render, then atomically write `<spec-id>.md` and `<spec-id>.json` per spec and
+    `index.md` into `out_dir`.
 
     Everything is rendered before the first write, so a template error writes nothing.
     """

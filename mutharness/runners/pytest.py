@@ -1,4 +1,4 @@
-"""Test runners: the Runner interface and the pytest runner that records a run's facts."""
+"""The pytest runner: `python -m pytest`, counted from pytest-json-report, imports checked."""
 
 from __future__ import annotations
 
@@ -7,21 +7,37 @@ import json
 import os
 import re
 import shutil
-import stat
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import Enum, StrEnum
 from importlib import resources
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from mutharness import process
 from mutharness.environment import is_below
-from mutharness.errors import EnvironmentProblem
-from mutharness.imports import ImportRecord, read_record
+from mutharness.errors import (
+    EnvironmentProblem,
+    InstalledCopyError,
+    MutharnessError,
+    ShadowedImportError,
+)
+from mutharness.imports import ImportRecord, copies, loaded_file, read_record, shadowed
+from mutharness.paths import path_problem
+from mutharness.runners.base import (
+    Isolation,
+    Outcome,
+    ReportState,
+    RunExit,
+    RunFacts,
+    RunRequest,
+    SpecFiles,
+    TestOutcome,
+    log_tail,
+)
+from mutharness.runners.sandbox import sandboxed
 
+NAME = "pytest"
 PROBE_MODULE = "_mutharness_probe"
 BOOT_MARKER = "mutharness-boot"  # names a run's start-up directory (stripped from a nested run)
 USER_ROOT = "MUTHARNESS_USER_ROOT"  # these three: see _startup
@@ -29,121 +45,43 @@ WORKSPACE_ROOT = "MUTHARNESS_WORKSPACE_ROOT"
 IMPORTS = "MUTHARNESS_IMPORTS"
 SCRUBBED = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE")
 PROBE_TIMEOUT_S = 120.0
-LOG_TAIL_LINES = 12
-LOG_TAIL_BYTES = 16 * 1024
 MIN_PYTEST = "7.4"  # the oldest pytest mutharness is tested with (tests/harness/test_pytest_floor)
-_ERROR_LINE = re.compile(r"^(E  |ERROR|FAIL|INTERNALERROR|[A-Za-z_.]*(Error|Exception)\b)")
+PYTEST_OK = 0
+PYTEST_TESTS_FAILED = 1
 _SKIP_REASON = re.compile(r"^Skipped: ?")
 
 
-class ReportState(Enum):
-    """Whether the run left a report that can be believed."""
+def entry_problem(entry: str) -> str | None:
+    """Why a `tests` entry (a path or a pytest node id) is unsafe to hand to pytest."""
+    if entry.startswith("-"):
+        return "starts with '-' and would be read as a command-line option"
+    if entry.startswith("@"):
+        return "starts with '@' and would be read as an argument file of options"
+    file_part = entry.split("::", 1)[0]
+    if "::" in entry and not entry.split("::", 1)[1]:
+        return "has an empty node id after '::'"
+    file_problem = path_problem(file_part.rstrip("/") if file_part.endswith("/") else file_part)
+    if file_problem is not None:
+        return f"path {file_part!r} {file_problem}"
+    return None
 
-    OK = "ok"
-    MISSING = "missing"
-    UNREADABLE = "unreadable"
-    STALE = "stale"
-    MISMATCH = "exit-status-mismatch"
-    UNFINISHED = "session-unfinished"  # a report, but the session never reached its end
 
-
-class Outcome(StrEnum):
-    """How one test ended in one run (pytest's words, plus two of ours)."""
-
-    PASSED = "passed"
-    FAILED = "failed"
-    ERROR = "error"
-    SKIPPED = "skipped"
-    XFAILED = "xfailed"
-    XPASSED = "xpassed"
-    NO_CALL = "passed-without-call"  # "passed" with no call phase: pytest.exit() ended it
-    UNKNOWN = "unknown"  # an outcome word this mutharness does not know (a plugin's)
-
-    @property
-    def is_pass(self) -> bool:
-        """A test that ran its body and passed."""
-        return self is Outcome.PASSED
-
-    @property
-    def is_failure(self) -> bool:
-        """A test that failed or errored (in setup, call or teardown)."""
-        return self in (Outcome.FAILED, Outcome.ERROR)
-
-    @property
-    def is_inert(self) -> bool:
-        """Neither a pass nor a failure: it proves nothing either way (skip, xfail, xpass)."""
-        return self in (Outcome.SKIPPED, Outcome.XFAILED, Outcome.XPASSED)
+def entry_path(entry: str) -> str:
+    """The repo-relative file or directory a `tests` entry names (a node id's file part)."""
+    return entry.split("::", 1)[0].rstrip("/")
 
 
 @dataclass(frozen=True)
-class TestOutcome:
-    """One test's outcome in one run."""
+class PytestFacts:
+    """What only pytest observes: its own exit code in the report, the imports, its config file."""
 
-    __test__ = False  # not a pytest test class
-
-    nodeid: str
-    outcome: Outcome
-    duration_s: float
-    reason: str = ""  # a skip's reason
-
-
-@dataclass(frozen=True)
-class RunFacts:
-    """Everything observed about one run of the tests; verdicts are derived from this alone."""
-
-    exit_status: int | None
-    signal: int | None
-    timed_out: bool
-    timeout_s: float
-    duration_s: float
-    report: ReportState
-    pytest_exit: int | None
-    outcomes: tuple[TestOutcome, ...]
-    collection_errors: tuple[str, ...]
-    log_path: str
-    log_tail: str = ""  # the last lines pytest printed: its own words when a run goes wrong
+    pytest_exit: int | None = None
     imports: ImportRecord = field(default_factory=ImportRecord)
     config_file: str | None = None  # the pytest configuration file the run used
 
-    def said(self, limit: int = 3) -> str:
-        """pytest's own error lines from the end of its output (else its last lines), joined."""
-        lines = self.log_tail.splitlines()
-        errors = [line.removeprefix("E ").strip() for line in lines if _ERROR_LINE.match(line)]
-        return " | ".join((errors or [line.strip() for line in lines])[-limit:])
-
-    @property
-    def nodeids(self) -> tuple[str, ...]:
-        """Every test that ran, in order."""
-        return tuple(outcome.nodeid for outcome in self.outcomes)
-
-    @property
-    def passed(self) -> int:
-        """Tests that passed."""
-        return sum(1 for outcome in self.outcomes if outcome.outcome.is_pass)
-
-    @property
-    def failed(self) -> int:
-        """Tests that failed or errored."""
-        return sum(1 for outcome in self.outcomes if outcome.outcome.is_failure)
-
-    @property
-    def failing_ids(self) -> tuple[str, ...]:
-        """Node ids of failed or errored tests, in run order."""
-        return tuple(o.nodeid for o in self.outcomes if o.outcome.is_failure)
-
-    @property
-    def inert(self) -> dict[str, TestOutcome]:
-        """The skipped, xfailed and xpassed tests by node id."""
-        return {o.nodeid: o for o in self.outcomes if o.outcome.is_inert}
-
-
-class Runner(Protocol):
-    """Runs a spec's tests in a workspace and records the facts."""
-
-    def run(
-        self, tests: Sequence[str], cwd: Path, scratch: Path, timeout_s: float,
-        collect_only: bool = False,
-    ) -> RunFacts: ...
+    def to_json(self) -> dict[str, Any]:
+        """The facts the results file keeps (the import record is summarised by `loaded`)."""
+        return {"pytest_exit": self.pytest_exit, "config_file": self.config_file}
 
 
 def _is_boot_dir(entry: str) -> bool:
@@ -175,33 +113,6 @@ def _remapped_entry(entry: str, user_root: Path, workspace_root: Path) -> str:
     return str(workspace_root / relative)
 
 
-def private_home(scratch: Path) -> dict[str, str]:
-    """A fresh, empty home for one run: HOME, the XDG directories, Windows' profile folders."""
-    home = scratch / "home"
-    places = {
-        "HOME": home,
-        "XDG_CONFIG_HOME": home / ".config",
-        "XDG_CACHE_HOME": home / ".cache",
-        "XDG_DATA_HOME": home / ".local" / "share",
-        "XDG_STATE_HOME": home / ".local" / "state",
-        "XDG_RUNTIME_DIR": scratch / "runtime",
-    }
-    if sys.platform == "win32":  # pragma: no cover - exercised by the Windows CI job
-        places |= {
-            "USERPROFILE": home,
-            "APPDATA": home / "AppData" / "Roaming",
-            "LOCALAPPDATA": home / "AppData" / "Local",
-        }
-    for path in places.values():
-        path.mkdir(parents=True, exist_ok=True)
-    (scratch / "runtime").chmod(stat.S_IRWXU)  # as XDG_RUNTIME_DIR must be
-    env = {name: str(path) for name, path in places.items()}
-    if sys.platform == "win32":  # pragma: no cover - exercised by the Windows CI job
-        drive, rest = os.path.splitdrive(str(home))
-        env |= {"HOMEDRIVE": drive, "HOMEPATH": rest}
-    return env
-
-
 def _stage(test: Mapping[str, Any], name: str) -> Mapping[str, Any]:
     found = test.get(name)
     return found if isinstance(found, Mapping) else {}
@@ -221,14 +132,20 @@ def _skip_reason(test: Mapping[str, Any]) -> str:
     return ""
 
 
+_PYTEST_WORDS = frozenset(
+    (Outcome.PASSED, Outcome.FAILED, Outcome.ERROR, Outcome.SKIPPED, Outcome.XFAILED,
+     Outcome.XPASSED)
+)
+
+
 def _outcome(test: Mapping[str, Any]) -> Outcome:
     word = str(test["outcome"])
     try:
         outcome = Outcome(word)
     except ValueError:
         return Outcome.UNKNOWN
-    if outcome in (Outcome.NO_CALL, Outcome.UNKNOWN):
-        return Outcome.UNKNOWN  # our own words never come from a report
+    if outcome not in _PYTEST_WORDS:
+        return Outcome.UNKNOWN  # our own words, and node's, never come from a pytest report
     if outcome is Outcome.PASSED and "call" not in test:
         return Outcome.NO_CALL
     return outcome
@@ -251,19 +168,6 @@ def _collection_errors(document: Mapping[str, Any]) -> tuple[str, ...]:
         for collector in document.get("collectors", [])
         if collector.get("outcome") != "passed"
     )
-
-
-def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
-    """The last non-blank lines of a run's output, each cut to 300 characters."""
-    try:
-        with path.open("rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            handle.seek(max(0, handle.tell() - LOG_TAIL_BYTES))
-            data = handle.read()
-    except OSError:
-        return ""
-    kept = [line.rstrip()[:300] for line in data.decode("utf-8", "replace").splitlines()]
-    return "\n".join([line for line in kept if line.strip()][-lines:])
 
 
 def read_report(
@@ -304,25 +208,49 @@ def _config_name(inipath: object, cwd: Path) -> str | None:
         return f"none in the repository (pytest read {Path(inipath).name} above the checkout)"
 
 
-@dataclass(frozen=True)
-class Isolation:
-    """Where a run's code must come from: the user's repository is remapped to the workspace."""
+def exit_meaning(status: int | None) -> RunExit:
+    """pytest's exit codes in the runner-neutral words."""
+    if status == PYTEST_OK:
+        return RunExit.ALL_PASSED
+    if status == PYTEST_TESTS_FAILED:
+        return RunExit.TESTS_FAILED
+    return RunExit.OTHER
 
-    user_root: Path  # the user's repository (resolved)
-    workspace_base: Path  # the workspace directory; every process of a run is marked with it
-    workspace_root: Path  # the checkout inside it (resolved)
 
-
-@dataclass(frozen=True)
 class PytestRunner:
     """`python -m pytest` in a child process, reporting through pytest-json-report."""
 
-    python: str
-    environ: Mapping[str, str]
-    pycache: Path  # shared bytecode cache; the workspace's part is purged before every run
-    isolation: Isolation | None = None
-    addopts: str | None = None  # replaces the project's `addopts` ([tool.mutharness])
-    user_base: str | None = None  # the interpreter's user site base, kept under a private HOME
+    name = NAME
+
+    def __init__(
+        self, python: str, environ: Mapping[str, str], pycache: Path,
+        isolation: Isolation | None = None, addopts: str | None = None,
+        user_base: str | None = None, probe_dir: Path | None = None,
+    ) -> None:
+        self.python = python
+        self.environ = dict(environ)
+        self.pycache = pycache  # shared bytecode cache; the workspace's part purged every run
+        self.isolation = isolation
+        self.addopts = addopts  # replaces the project's `addopts` (the pytest-addopts option)
+        self.user_base = user_base  # the interpreter's user site base, kept under a private HOME
+        self.probe_dir = probe_dir or pycache.parent / "probe"
+
+    def start(self) -> dict[str, str]:
+        """The interpreter probed: pytest's floor, pytest-json-report; versions for the results."""
+        self.probe_dir.mkdir(parents=True, exist_ok=True)
+        found = probe_interpreter(self.python, self.environ, self.probe_dir)
+        user_base = found.pop("user_base", None)
+        if user_base is not None:
+            self.user_base = user_base
+        return found
+
+    def close(self) -> None:
+        """Nothing outlives a run of this runner."""
+
+    @property
+    def collects(self) -> bool:
+        """pytest collects without running (the probe before every baseline)."""
+        return True
 
     def argv(
         self, tests: Sequence[str], cwd: Path, report: Path, collect_only: bool = False
@@ -347,18 +275,12 @@ class PytestRunner:
     def environment(self, cwd: Path, scratch: Path, boot: Path) -> dict[str, str]:
         """The run's environment: scrubbed, private temp and home, the start-up hook first
         (the private directories are made in `scratch`)."""
-        env = child_environment(self.environ)
+        env = sandboxed(child_environment(self.environ), scratch, self.isolation)
         env["PYTHONPYCACHEPREFIX"] = str(self.pycache)  # pytest's own bytecode stays warm
         env["PYTHONHASHSEED"] = "0"
-        env["GIT_OPTIONAL_LOCKS"] = "0"  # a test's `git status` never rewrites the index
         env["MUTHARNESS_PROBE_OUT"] = str(scratch / "probe.json")
         env[IMPORTS] = str(scratch / "imports")
         (scratch / "imports").mkdir()
-        private_tmp = scratch / "tmp"  # the tests' temp files go away with the workspace
-        private_tmp.mkdir()
-        for name in ("TMPDIR", "TEMP", "TMP"):
-            env[name] = str(private_tmp)
-        env |= private_home(scratch)
         if self.user_base is not None:  # `pip install --user` packages stay importable
             env["PYTHONUSERBASE"] = self.user_base
         entries = [entry for entry in env.get("PYTHONPATH", "").split(os.pathsep) if entry]
@@ -366,7 +288,6 @@ class PytestRunner:
             isolation = self.isolation
             env[USER_ROOT] = str(isolation.user_root)
             env[WORKSPACE_ROOT] = str(isolation.workspace_root)
-            env[process.WORKSPACE_MARK] = str(isolation.workspace_base)
             entries = [
                 _remapped_entry(entry, isolation.user_root, isolation.workspace_root)
                 for entry in entries
@@ -374,11 +295,9 @@ class PytestRunner:
         env["PYTHONPATH"] = os.pathsep.join([str(boot), *entries])
         return env
 
-    def run(
-        self, tests: Sequence[str], cwd: Path, scratch: Path, timeout_s: float,
-        collect_only: bool = False,
-    ) -> RunFacts:
-        """Run `tests` in `cwd`; `scratch` is an empty directory outside `cwd` for this run."""
+    def run(self, request: RunRequest) -> RunFacts:
+        """Run the request's tests in its `cwd`; its `scratch` holds this run's files."""
+        cwd, scratch = request.cwd, request.scratch
         boot = scratch / "boot"
         boot.mkdir()
         package = resources.files("mutharness")
@@ -393,8 +312,8 @@ class PytestRunner:
         env = self.environment(cwd, scratch, boot)
         started_wall = time.time()
         result = process.run(
-            self.argv(tests, cwd, report, collect_only),
-            cwd=cwd, env=env, log_path=scratch / "pytest.log", timeout_s=timeout_s,
+            self.argv(request.tests, cwd, report, request.collect_only),
+            cwd=cwd, env=env, log_path=scratch / "pytest.log", timeout_s=request.timeout_s,
         )
         state, document = read_report(report, started_wall, result.returncode)
         probe = _read_json(scratch / "probe.json")
@@ -403,20 +322,56 @@ class PytestRunner:
             # written by something else (a test forging one, then os._exit) or cut short.
             state = ReportState.UNFINISHED
         return RunFacts(
+            runner=NAME,
             exit_status=result.returncode,
             signal=result.signal_number,
             timed_out=result.timed_out,
-            timeout_s=timeout_s,
+            timeout_s=request.timeout_s,
             duration_s=result.duration_s,
             report=state,
-            pytest_exit=int(document["exitcode"]) if "exitcode" in document else None,
+            exit=exit_meaning(result.returncode),
             outcomes=_outcomes(document) if document else (),
             collection_errors=_collection_errors(document) if document else (),
             log_path=result.log_path,
             log_tail=log_tail(Path(result.log_path)),
-            imports=read_record(scratch / "imports", probe),
-            config_file=_config_name(probe.get("inipath"), cwd),
+            extension=PytestFacts(
+                pytest_exit=int(document["exitcode"]) if "exitcode" in document else None,
+                imports=read_record(scratch / "imports", probe),
+                config_file=_config_name(probe.get("inipath"), cwd),
+            ),
         )
+
+    def isolation_problem(self, facts: RunFacts, files: SpecFiles) -> MutharnessError | None:
+        """Why a run's imports make its mutants' verdicts meaningless (None when they do not):
+        a tracked file loaded from the user's tree, or a target's module from a copy."""
+        record = _imports(facts)
+        shadow = shadowed(record, files.user_root, files.workspace_root, files.tracked)
+        if shadow is not None:
+            via = (
+                "a .pth file run while Python started, before mutharness's start-up hook"
+                if shadow.loaded.early else
+                "a load by file path (importlib.util.spec_from_file_location, runpy, exec)"
+            )
+            return ShadowedImportError(
+                files.spec_id, shadow.loaded.module, shadow.loaded.file, via, shadow.where
+            )
+        found = next(
+            iter(copies(record, files.workspace_root, list(files.targets), files.tracked)), None
+        )
+        if found is None:
+            return None
+        return InstalledCopyError(
+            files.spec_id, found.target, found.loaded.module, found.loaded.file, found.where
+        )
+
+    def loaded(self, facts: RunFacts, path: Path) -> bool | None:
+        """Whether any process of the run imported the mutated `.py` file."""
+        return loaded_file(_imports(facts), path) if path.suffix == ".py" else None
+
+
+def _imports(facts: RunFacts) -> ImportRecord:
+    extension = facts.extension
+    return extension.imports if isinstance(extension, PytestFacts) else ImportRecord()
 
 
 _PROBE_CODE = """\

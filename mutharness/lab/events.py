@@ -1,0 +1,36 @@
+"""What the lab announces as it goes: `Phase`, and the `Listener` the console implements."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import StrEnum
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from mutharness.errors import MutharnessError
+    from mutharness.results import MutationResult
+    from mutharness.runners.base import RunFacts
+    from mutharness.spec import Spec
+    from mutharness.workspace import SourceRepo
+
+
+class Phase(StrEnum):
+    """Where a run is, announced at each transition (interrupt tests gate their signals on it)."""
+
+    MATERIALISING = "materialising"  # building the workspace (git commands)
+    BASELINE = "baseline"  # the baseline's tests run (the collect-only probe first)
+    MUTANT_APPLIED = "mutant-applied"  # a mutant is in the workspace; its tests run
+    RESTORING = "restoring"  # writing the original bytes back (signals held meanwhile)
+    RESTORED = "restored"
+    REMOVING = "removing"  # deleting the workspace
+
+
+class Listener(Protocol):
+    """Receives progress as it happens (the console implements it)."""
+
+    def phase(self, phase: Phase) -> None: ...
+    def head(self, source: SourceRepo, changes: Sequence[str], allow_dirty: bool) -> None: ...
+    def baseline_started(self, spec: Spec) -> None: ...
+    def baseline_finished(self, spec: Spec, facts: RunFacts) -> None: ...
+    def mutation_finished(self, spec: Spec, result: MutationResult) -> None: ...
+    def spec_failed(self, spec: Spec, error: MutharnessError) -> None: ...

@@ -1,0 +1,126 @@
+"""One scenario path: the collect probe, baseline runs and mutant runs all go through here."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from mutharness.anchors import Splice, locate, unified_diff
+from mutharness.errors import WorkspaceError
+from mutharness.lab.events import Listener, Phase
+from mutharness.runners.base import RunFacts, Runner, RunRequest
+from mutharness.signals import deferred
+from mutharness.spec import Mutation, Spec
+from mutharness.workspace import Workspace
+
+
+class Kind(StrEnum):
+    """What a scenario runs."""
+
+    COLLECT = "collect"  # collect only: the tests load, before any baseline
+    BASELINE = "baseline"  # the tests as committed
+    MUTANT = "mutant"  # the tests with one mutation in place
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One run of a spec's tests in the workspace."""
+
+    spec: Spec
+    kind: Kind
+    name: str  # unique within the spec: its scratch directory
+    timeout_s: float
+    mutation: Mutation | None = None
+
+    @classmethod
+    def collect(cls, spec: Spec, timeout_s: float) -> Scenario:
+        """The collect-only probe."""
+        return cls(spec, Kind.COLLECT, "collect", timeout_s)
+
+    @classmethod
+    def baseline(cls, spec: Spec, number: int, timeout_s: float) -> Scenario:
+        """Baseline run `number` (1-based)."""
+        return cls(spec, Kind.BASELINE, f"baseline-{number}", timeout_s)
+
+    @classmethod
+    def mutant(cls, spec: Spec, mutation: Mutation, timeout_s: float) -> Scenario:
+        """The run of one mutant."""
+        return cls(spec, Kind.MUTANT, f"m{mutation.number}", timeout_s, mutation)
+
+
+@dataclass(frozen=True)
+class Applied:
+    """Where a mutant landed and what it changed."""
+
+    splice: Splice
+    diff: str
+    intact: bool  # the mutated file was as written when the run ended (before the restore)
+
+
+@dataclass(frozen=True)
+class Ran:
+    """A scenario's facts and what its run left in the workspace."""
+
+    scenario: Scenario
+    facts: RunFacts
+    removed: tuple[str, ...]  # untracked files the run wrote (deleted)
+    drift: tuple[str, ...]  # tracked files or git state the run changed (reset)
+    applied: Applied | None = None
+    target: Path | None = None  # the mutated file, in the workspace
+
+
+@dataclass(frozen=True)
+class Lab:
+    """What every scenario of one verify shares."""
+
+    runner_for: Callable[[Spec], Runner]
+    workspace: Workspace
+    listener: Listener
+
+
+def _splice(scenario: Scenario, mutation: Mutation, original: bytes) -> Splice:
+    splice = locate(original, mutation.anchor, mutation.replacement)
+    if not isinstance(splice, Splice):
+        raise WorkspaceError(
+            f"spec {scenario.spec.id}, mutation {mutation.number}: {splice.describe()} in the "
+            f"workspace copy of {mutation.file}"
+        )
+    return splice
+
+
+def run_scenario(scenario: Scenario, lab: Lab) -> Ran:
+    """Run one scenario: put its mutant in place (if any), run the tests, put the original
+    bytes back (signals held meanwhile), then settle the workspace."""
+    workspace, listener = lab.workspace, lab.listener
+    runner = lab.runner_for(scenario.spec)
+    request = RunRequest(
+        scenario.spec.tests, workspace.root,
+        workspace.scratch(f"runs/{scenario.spec.id}/{scenario.name}"), scenario.timeout_s,
+        collect_only=scenario.kind is Kind.COLLECT,
+    )
+    mutation = scenario.mutation
+    if mutation is None:
+        facts = runner.run(request)
+        settled = workspace.settle()
+        return Ran(scenario, facts, settled.removed, settled.drift)
+    target = workspace.path(mutation.file)
+    original = target.read_bytes()
+    splice = _splice(scenario, mutation, original)
+    mutated = splice.apply(original)
+    mode = workspace.write_mutant(mutation.file, mutated)
+    try:
+        listener.phase(Phase.MUTANT_APPLIED)
+        facts = runner.run(request)
+    finally:
+        with deferred():  # a signal now is delivered once the original bytes are back
+            listener.phase(Phase.RESTORING)
+            intact = workspace.restore(mutation.file, original, mutated, mode)
+        listener.phase(Phase.RESTORED)
+    settled = workspace.settle()
+    drift = settled.drift
+    if not intact:  # restored now, but the run replaced or rewrote the mutated file
+        drift = (f"{mutation.file} (replaced or rewritten during the run)", *drift)
+    applied = Applied(splice, unified_diff(original, splice, mutation.file), intact)
+    return Ran(scenario, facts, settled.removed, drift, applied, target)

@@ -1,0 +1,287 @@
+"""Every verify setting declared once (name, default, one-line doc), and its effective value.
+
+Values come from, in rising precedence: the defaults here; a project config file (`--config
+FILE`, else `mutharness.toml` at the repository root, else `[tool.mutharness]` in
+`pyproject.toml`); the command line. The results record the effective values and where each
+came from, and the evidence's re-derive command repeats every value that is not the default.
+"""
+
+from __future__ import annotations
+
+import stat
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from mutharness.errors import EnvironmentProblem
+
+CONFIG_FILE = "mutharness.toml"
+PYPROJECT = "pyproject.toml"
+MAX_CONFIG_BYTES = 1024 * 1024
+# node options a project may add to every run: none of them selects tests, filters them, ends
+# a run early or changes how results are reported
+NODE_OPTIONS_ALLOWED = frozenset({
+    "--experimental-vm-modules", "--experimental-strip-types", "--experimental-test-coverage",
+    "--no-warnings", "--enable-source-maps", "--no-deprecation", "--trace-warnings",
+    "--trace-uncaught", "--experimental-detect-module", "--experimental-require-module",
+    "--expose-gc", "--stack-trace-limit=100",
+})
+
+
+class Kind(StrEnum):
+    """The type of an option's value."""
+
+    FLOAT = "float"
+    INT = "int"
+    TEXT = "text"
+    PATH = "path"
+    TEXTS = "texts"  # a list of strings
+
+
+class Source(StrEnum):
+    """Where an effective value came from."""
+
+    DEFAULT = "default"
+    CONFIG = "config"
+    CLI = "command line"
+
+
+@dataclass(frozen=True)
+class Option:
+    """One setting: its name (the CLI flag and the config key), default and doc."""
+
+    name: str  # `timeout-floor`; a dotted name `node.import` is the key `import` of `[node]`
+    kind: Kind
+    default: Any
+    doc: str
+    minimum: float | None = None
+    maximum: float | None = None
+
+    @property
+    def flag(self) -> str:
+        """The command-line flag: `--node-import` for `node.import`."""
+        return "--" + self.name.replace(".", "-")
+
+    @property
+    def parameter(self) -> str:
+        """The click parameter name."""
+        return self.name.replace(".", "_").replace("-", "_")
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("python", Kind.PATH, None,
+           "Interpreter that runs pytest (e.g. a project venv's python); it needs pytest 7.4 or "
+           "newer and pytest-json-report [default: the interpreter running mutharness]."),
+    Option("node", Kind.PATH, "node",
+           "The node executable that runs node specs (20 or newer) [default: node on PATH]."),
+    Option("lock-timeout", Kind.FLOAT, 60.0,
+           "Seconds to wait for another run on this repository.", minimum=0),
+    Option("timeout-floor", Kind.FLOAT, 20.0,
+           "Minimum per-mutation timeout in seconds.", minimum=1),
+    Option("timeout-factor", Kind.FLOAT, 3.0,
+           "Per-mutation timeout = max(floor, factor x baseline + constant).", minimum=1),
+    Option("timeout-constant", Kind.FLOAT, 10.0,
+           "Seconds added to factor x baseline.", minimum=0),
+    Option("baseline-timeout", Kind.FLOAT, 900.0,
+           "Timeout of each baseline run in seconds.", minimum=1),
+    Option("baseline-runs", Kind.INT, 1,
+           "Run the baseline N times; a test that is not stable across them aborts (CI: 3).",
+           minimum=1, maximum=20),
+    Option("pytest-addopts", Kind.TEXT, None,
+           "Replaces the project's pytest `addopts` in every run (for options such as "
+           "--cov-fail-under that fail a subset of the suite for reasons unrelated to it)."),
+    Option("node.import", Kind.TEXTS, (),
+           "Modules preloaded with `node --import` in every run, baseline and mutants alike "
+           "(e.g. ./test/setup-env.mjs)."),
+    Option("node.require", Kind.TEXTS, (),
+           "Modules preloaded with `node --require` in every run."),
+    Option("node.options", Kind.TEXTS, (),
+           "Extra node options for every run, from a fixed allow-list (see the README)."),
+)
+BY_NAME: Mapping[str, Option] = {option.name: option for option in OPTIONS}
+
+
+@dataclass(frozen=True)
+class Options:
+    """The effective value of every option, and where it came from."""
+
+    values: Mapping[str, Any]
+    sources: Mapping[str, Source]
+    config_file: str | None = None  # the project config file read (as named to the user)
+
+    def __getitem__(self, name: str) -> Any:
+        return self.values[BY_NAME[name].name]
+
+    def mutation_timeout(self, baseline_s: float) -> float:
+        """A mutant run's limit: max(floor, factor x baseline + constant), to 0.1 s."""
+        scaled = self["timeout-factor"] * baseline_s + self["timeout-constant"]
+        return float(round(max(self["timeout-floor"], scaled), 1))
+
+    def changed(self) -> dict[str, Any]:
+        """Every option whose effective value is not its default, in declaration order."""
+        return {
+            option.name: self.values[option.name] for option in OPTIONS
+            if self.values[option.name] != option.default
+        }
+
+    def recorded(self) -> dict[str, Any]:
+        """The results' record: every value, its source, and the config file."""
+        return {
+            "values": {name: _jsonable(value) for name, value in self.values.items()},
+            "sources": {name: source.value for name, source in self.sources.items()},
+            "config_file": self.config_file,
+        }
+
+    def flags(self) -> list[str]:
+        """Command-line words that reproduce every value that is not the default."""
+        words: list[str] = []
+        for name, value in self.changed().items():
+            option = BY_NAME[name]
+            if option.kind is Kind.TEXTS:
+                for item in value:
+                    words += [option.flag, str(item)]
+            else:
+                words += [option.flag, _word(value)]
+        return words
+
+
+def _word(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _jsonable(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+class ConfigProblem(EnvironmentProblem):
+    """A project config file that cannot be used, naming the file and the key."""
+
+    def __init__(self, file: str, key: str, what: str) -> None:
+        self.file = file
+        self.key = key
+        self.what = what
+        where = f"{file}: {key}: " if key else f"{file}: "
+        super().__init__(f"{where}{what}", remedy=f"known options: {', '.join(BY_NAME)}")
+
+
+def _checked(option: Option, value: Any, file: str) -> Any:
+    """A config file's value for `option`, in the option's type (or a ConfigProblem)."""
+    def bad(what: str) -> ConfigProblem:
+        return ConfigProblem(file, option.name, what)
+
+    if option.kind is Kind.TEXTS:
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise bad("must be an array of strings")
+        return tuple(value)
+    if option.kind in (Kind.TEXT, Kind.PATH):
+        if not isinstance(value, str) or not value:
+            raise bad("must be a non-empty string")
+        return value
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise bad("must be a number")
+    if option.kind is Kind.INT and not isinstance(value, int):
+        raise bad("must be an integer")
+    number = float(value) if option.kind is Kind.FLOAT else value
+    return within(option, number, bad)
+
+
+def within(option: Option, value: Any, bad: Any) -> Any:
+    """`value` when it is inside the option's range, else `bad(reason)` raised."""
+    if option.minimum is not None and value < option.minimum:
+        raise bad(f"must be at least {_word(option.minimum)}, not {value}")
+    if option.maximum is not None and value > option.maximum:
+        raise bad(f"must be at most {_word(option.maximum)}, not {value}")
+    return value
+
+
+def _flatten(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in table.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and name in ("node", "pytest"):
+            out |= _flatten(value, f"{name}.")
+        else:
+            out[name] = value
+    return out
+
+
+def _read_toml(path: Path, shown: str) -> dict[str, Any] | None:
+    """A TOML file's document (None when there is no such regular file)."""
+    try:
+        info = path.lstat() if not path.is_absolute() else path.stat()
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        raise ConfigProblem(shown, "", "is not a regular file")
+    if info.st_size > MAX_CONFIG_BYTES:
+        raise ConfigProblem(shown, "", f"is larger than {MAX_CONFIG_BYTES} bytes")
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise ConfigProblem(shown, "", f"cannot be read as TOML: {error}") from None
+
+
+def read_config(root: Path, explicit: Path | None) -> tuple[dict[str, Any], str | None]:
+    """The project's option values (checked) and the file they came from.
+
+    `explicit` (`--config`) may be anywhere; else `mutharness.toml` at `root`, else the
+    `[tool.mutharness]` table of `root/pyproject.toml`.
+    """
+    if explicit is not None:
+        document = _read_toml(explicit.absolute(), str(explicit))
+        if document is None:
+            raise ConfigProblem(str(explicit), "", "does not exist")
+        return _values(document, str(explicit)), str(explicit)
+    document = _read_toml(root / CONFIG_FILE, CONFIG_FILE)
+    if document is not None:
+        return _values(document, CONFIG_FILE), CONFIG_FILE
+    document = _read_toml(root / PYPROJECT, PYPROJECT)
+    tool = document.get("tool") if document is not None else None
+    table = tool.get("mutharness") if isinstance(tool, dict) else None
+    if table is None:
+        return {}, None
+    shown = f"{PYPROJECT} [tool.mutharness]"
+    if not isinstance(table, dict):
+        raise ConfigProblem(shown, "", "is not a table")
+    return _values(table, shown), shown
+
+
+def _values(table: Mapping[str, Any], file: str) -> dict[str, Any]:
+    flat = _flatten(table)
+    unknown = sorted(set(flat) - set(BY_NAME))
+    if unknown:
+        raise ConfigProblem(file, unknown[0], "is not a mutharness option")
+    return {name: _checked(BY_NAME[name], value, file) for name, value in flat.items()}
+
+
+def defaults() -> Options:
+    """Every option at its default."""
+    return resolve({}, {}, None)
+
+
+def resolve(cli: Mapping[str, Any], config: Mapping[str, Any], config_file: str | None) -> Options:
+    """The effective options: a CLI value (not None, not empty) wins over the config file's,
+    which wins over the default."""
+    values: dict[str, Any] = {}
+    sources: dict[str, Source] = {}
+    for option in OPTIONS:
+        given = cli.get(option.name)
+        if given is not None and given != ():
+            values[option.name], sources[option.name] = given, Source.CLI
+        elif option.name in config:
+            values[option.name], sources[option.name] = config[option.name], Source.CONFIG
+        else:
+            values[option.name], sources[option.name] = option.default, Source.DEFAULT
+    refused = [item for item in values["node.options"] if item not in NODE_OPTIONS_ALLOWED]
+    if refused:
+        where = "--node-options" if sources["node.options"] is Source.CLI else config_file
+        raise ConfigProblem(
+            where or "", "node.options",
+            f"{refused[0]!r} is not allowed (allowed: {', '.join(sorted(NODE_OPTIONS_ALLOWED))})",
+        )
+    return Options(values, sources, config_file)

@@ -1,0 +1,116 @@
+"""Evidence freshness: a document is stale when a file whose digest its facts record has changed.
+
+Each `<spec-id>.md` has its facts beside it, `<spec-id>.json` (the results schema, read with
+`results.from_json`): the commit measured and the digest of every file the verdicts depend on.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from mutharness.digest import file_digest
+from mutharness.reports.evidence import FACTS_SUFFIX, INDEX
+from mutharness.results import ResultsError, from_json
+from mutharness.workspace import SourceRepo
+
+_DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+@dataclass(frozen=True)
+class StaleFile:
+    """One recorded file whose content differs now (or that is gone)."""
+
+    path: str
+    missing: bool
+
+
+@dataclass(frozen=True)
+class Freshness:
+    """The verdict on one evidence document."""
+
+    document: str
+    commit: str
+    stale: tuple[StaleFile, ...]
+    commits_since: int | None  # commits after the measured one touching the stale files
+    problem: str = ""  # the document could not be read as evidence
+
+    @property
+    def is_stale(self) -> bool:
+        """True when any recorded file changed, or the document is unreadable as evidence."""
+        return bool(self.stale or self.problem)
+
+
+def _outside(relative: str) -> bool:
+    """True when a recorded path would lead out of the repository (absolute, drive, `..`)."""
+    return relative.startswith("/") or bool(_DRIVE.match(relative)) or any(
+        part in ("", ".", "..") for part in relative.split("/")
+    )
+
+
+def read_facts(path: Path) -> tuple[str, dict[str, str]] | str:
+    """(commit measured, path -> sha256) from a document's facts file, or why not."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return f"its facts file {path.name} is missing (re-render the evidence)"
+    except (OSError, UnicodeDecodeError) as error:
+        return f"its facts file {path.name} cannot be read: {error}"
+    return parse_facts(text, path.name)
+
+
+def parse_facts(text: str, name: str) -> tuple[str, dict[str, str]] | str:
+    """(commit measured, path -> sha256) from the text of the facts file `name`, or why not."""
+    try:
+        run = from_json(json.loads(text), name)
+    except ValueError as error:
+        return f"its facts file {name} is not JSON: {error}"
+    except ResultsError as error:
+        return error.message()
+    stem = name.removesuffix(FACTS_SUFFIX)
+    specs = [spec for spec in run.specs if spec.spec.id == stem]
+    if len(specs) != 1:
+        return f"its facts file {name} does not hold the spec {stem!r}"
+    spec = specs[0]
+    commit = spec.source_commit or run.commit
+    if not re.fullmatch(r"[0-9a-f]{7,64}", commit) or not spec.depends_on:
+        return f"its facts file {name} records no commit or no file digests"
+    return commit, dict(spec.depends_on)
+
+
+
+def check_document(path: Path, source: SourceRepo) -> Freshness:
+    """Compare every digest recorded in one document with the working tree's bytes."""
+    name = path.name
+    parsed = read_facts(path.with_suffix(FACTS_SUFFIX))
+    if isinstance(parsed, str):
+        return Freshness(name, "", (), None, parsed)
+    commit, digests = parsed
+    outside = sorted(relative for relative in digests if _outside(relative))
+    if outside:
+        return Freshness(name, commit, (), None,
+                         f"records a path outside the repository: {outside[0]!r}")
+    stale: list[StaleFile] = []
+    for relative, digest in sorted(digests.items()):
+        current = source.root.joinpath(*relative.split("/"))
+        if current.is_symlink():  # recorded as a regular file: replaced by a link is a change
+            stale.append(StaleFile(relative, False))
+        elif not current.is_file():
+            stale.append(StaleFile(relative, True))
+        elif file_digest(current.read_bytes()) != digest:
+            stale.append(StaleFile(relative, False))
+    since = (
+        source.commits_touching_since(commit, [item.path for item in stale]) if stale else 0
+    )
+    return Freshness(name, commit, tuple(stale), since)
+
+
+def check_evidence(directory: Path, source: SourceRepo) -> tuple[Freshness, ...]:
+    """Freshness of every per-spec document in `directory` (index.md is not evidence)."""
+    return tuple(
+        check_document(path, source)
+        for path in sorted(directory.glob("*.md"))
+        if path.name != INDEX
+    )

@@ -1,0 +1,448 @@
+"""Results as data and their one JSON schema: `to_json` and `from_json`, the exit code, the file.
+
+The results file, the evidence renderer and `staleness` all read results through `from_json`,
+so a document that does not follow the schema is refused in one place, with what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mutharness.atomic import write_atomic
+from mutharness.errors import ExitCode, MutharnessError
+from mutharness.paths import shown
+from mutharness.runners.base import (
+    NoFacts,
+    Outcome,
+    ReportState,
+    RunExit,
+    RunFacts,
+    TestOutcome,
+)
+from mutharness.spec import Mutation, Spec
+from mutharness.verdict import Verdict
+
+SCHEMA_VERSION = 3
+MAX_LISTED = 20  # files removed between runs, listed per mutation
+
+
+@dataclass(frozen=True)
+class MutationResult:
+    """One mutation: where it landed, what the run did, and what that proves."""
+
+    mutation: Mutation
+    line: int
+    end_line: int
+    crlf: bool
+    diff: str
+    facts: RunFacts
+    verdict: Verdict
+    reason: str
+    as_expected: bool
+    loaded: bool | None = None  # the run loaded the mutated file (None: the runner cannot tell)
+    removed: tuple[str, ...] = ()  # untracked files the run wrote, deleted after it
+
+    @property
+    def never_imported(self) -> bool:
+        """A mutant whose file no process of its run loaded: it never ran."""
+        return self.loaded is False
+
+
+@dataclass(frozen=True)
+class SpecResult:
+    """One spec's baseline and mutation results, or why it has none."""
+
+    spec: Spec
+    baseline: RunFacts | None
+    timeout_s: float
+    mutations: tuple[MutationResult, ...] = ()
+    error: str = ""
+    depends_on: Mapping[str, str] = field(default_factory=dict)  # path -> sha256 of its bytes
+    source_commit: str = ""  # the newest commit that touched any of `depends_on`
+    stopped: str = ""  # why the spec's mutations were not all run (interrupted, an error)
+    tools: tuple[tuple[str, str], ...] = ()  # (tool, version) of the runner that ran it
+
+
+class RecordedError(MutharnessError):
+    """An error as a results file recorded it: its message only."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+    def message(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """A whole verify run."""
+
+    tool: Mapping[str, str]
+    commit: str
+    dirty: bool
+    dirty_changes: tuple[str, ...]
+    command: tuple[str, ...]
+    specs: tuple[SpecResult, ...]
+    interrupted: int | None = None  # the signal number, when a signal stopped the run
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    results_path: str = ""  # where the results file was written (absolute); not in the file
+    complete: bool = True  # False while the run goes on (the file is rewritten as it does)
+    error: MutharnessError | None = field(default=None, compare=False)  # what stopped it
+
+    @property
+    def mutation_results(self) -> tuple[MutationResult, ...]:
+        """Every mutation result, in run order."""
+        return tuple(result for spec in self.specs for result in spec.mutations)
+
+    def exit_code(self) -> ExitCode:
+        """0 all as expected; 1 some unexpected; 2 no trustworthy verdict; 130/143 interrupted."""
+        if self.interrupted is not None:
+            return ExitCode.TERMINATED if self.interrupted == 15 else ExitCode.INTERRUPTED
+        results = self.mutation_results
+        if (
+            self.error is not None or not self.complete
+            or any(spec.error for spec in self.specs)
+            or any(not result.verdict.is_evidence for result in results)
+        ):
+            return ExitCode.NO_VERDICT
+        if any(not result.as_expected for result in results):
+            return ExitCode.UNEXPECTED
+        return ExitCode.OK
+
+
+class ResultsError(MutharnessError):
+    """A document that is not a results file of this schema, and the first thing wrong."""
+
+    def __init__(self, source: str, problem: str) -> None:
+        super().__init__(source, problem)
+        self.source = source
+        self.problem = problem
+
+    def message(self) -> str:
+        return f"{self.source} is not a mutharness results file: {self.problem}"
+
+
+def _clean(value: Any) -> Any:
+    """A JSON value whose every string can be written as UTF-8 (file names that are not)."""
+    if isinstance(value, str):
+        return shown(value)
+    if isinstance(value, dict):
+        return {shown(str(key)): _clean(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(item) for item in value]
+    return value
+
+
+def _went_wrong(facts: RunFacts) -> bool:
+    return (
+        facts.report is not ReportState.OK or facts.timed_out or bool(facts.collection_errors)
+        or facts.exit not in (RunExit.ALL_PASSED, RunExit.TESTS_FAILED)
+    )
+
+
+def _test(outcome: TestOutcome, timings: bool) -> dict[str, Any]:
+    document: dict[str, Any] = {"nodeid": outcome.nodeid, "outcome": outcome.outcome.value}
+    if timings:
+        document["duration_s"] = round(outcome.duration_s, 4)
+    if outcome.reason:
+        document["reason"] = outcome.reason
+    return document
+
+
+def facts_json(facts: RunFacts, timings: bool = True, tests: bool = False) -> dict[str, Any]:
+    """One run's facts; with `tests`, every test's outcome (a baseline's)."""
+    document: dict[str, Any] = {
+        "runner": facts.runner,
+        "exit_status": facts.exit_status,
+        "exit": facts.exit.value,
+        "signal": facts.signal,
+        "timed_out": facts.timed_out,
+        "report": facts.report.value,
+        "passed": facts.passed,
+        "failed": facts.failed,
+        "collected": len(facts.outcomes),
+        "failing": list(facts.failing_ids),
+        "collection_errors": list(facts.collection_errors),
+        "runner_facts": facts.extension.to_json(),
+    }
+    if timings:
+        document["timeout_s"] = facts.timeout_s
+        document["duration_s"] = round(facts.duration_s, 3)
+    if _went_wrong(facts):  # a run that went wrong: keep the runner's own last words
+        document["log_tail"] = facts.log_tail
+    if tests:
+        document["tests"] = [_test(outcome, timings) for outcome in facts.outcomes]
+    else:  # a mutant's run: the tests that did not pass, and the count of those that did
+        document["not_passed"] = [
+            _test(outcome, timings) for outcome in facts.outcomes if not outcome.outcome.is_pass
+        ]
+    return document
+
+
+def _mutation(result: MutationResult, timings: bool) -> dict[str, Any]:
+    mutation = result.mutation
+    return {
+        "index": mutation.index,
+        "number": mutation.number,
+        "name": mutation.name,
+        "file": mutation.file,
+        "line": result.line,
+        "end_line": result.end_line,
+        "crlf_translated": result.crlf,
+        "anchor": mutation.anchor,
+        "replacement": mutation.replacement,
+        "expect_caught": mutation.expect_caught,
+        "killed_by": list(mutation.killed_by),
+        "diff": result.diff,
+        "facts": facts_json(result.facts, timings),
+        "verdict": result.verdict.value,
+        "reason": result.reason if timings or result.verdict is not Verdict.TIMEOUT
+        else "exceeded its timeout",
+        "as_expected": result.as_expected,
+        "loaded": result.loaded,
+        "removed": list(result.removed[:MAX_LISTED]),
+        "removed_count": len(result.removed),
+    }
+
+
+def _declared(mutation: Mutation) -> dict[str, Any]:
+    return {
+        "name": mutation.name, "file": mutation.file, "anchor": mutation.anchor,
+        "replacement": mutation.replacement, "expect_caught": mutation.expect_caught,
+        "killed_by": list(mutation.killed_by),
+    }
+
+
+def spec_json(result: SpecResult, timings: bool = True) -> dict[str, Any]:
+    """One spec's record."""
+    spec = result.spec
+    baseline = result.baseline
+    document: dict[str, Any] = {
+        "id": spec.id,
+        "path": spec.path,
+        "sha256": spec.digest,
+        "runner": spec.runner,
+        "tests": list(spec.tests),
+        "expect_baseline_pass": spec.expect_baseline_pass,
+        "declared": [_declared(mutation) for mutation in spec.mutations],
+        "error": result.error,
+        "stopped": result.stopped,
+        "source_commit": result.source_commit,
+        "depends_on": dict(sorted(result.depends_on.items())),
+        "tools": [{"fact": fact, "value": value} for fact, value in result.tools],
+        "baseline": None if baseline is None else facts_json(baseline, timings, tests=True),
+        "skipped": [] if baseline is None else [
+            {"nodeid": o.nodeid, "outcome": o.outcome.value, "reason": o.reason}
+            for o in baseline.outcomes if o.outcome.is_inert
+        ],
+        "mutations": [_mutation(mutation, timings) for mutation in result.mutations],
+    }
+    if timings:
+        document["timeout_s"] = result.timeout_s
+    return document
+
+
+def to_json(run: RunResult, timings: bool = True) -> dict[str, Any]:
+    """The results document: the single source for evidence rendering. Without `timings`
+    it holds no durations or timeouts, so the same facts give the same bytes."""
+    document: dict[str, Any] = _clean({
+        "schema": SCHEMA_VERSION,
+        "complete": run.complete,
+        "error": run.error.message() if run.error is not None else "",
+        "tool": dict(run.tool),
+        "commit": run.commit,
+        "dirty": run.dirty,
+        "dirty_changes": list(run.dirty_changes),
+        "command": list(run.command),
+        "settings": dict(run.settings),
+        "interrupted": run.interrupted is not None,
+        "signal": run.interrupted,
+        "exit_code": int(run.exit_code()),
+        "specs": [spec_json(spec, timings) for spec in run.specs],
+    })
+    return document
+
+
+def write_results(run: RunResult, path: Path) -> None:
+    """Write the results JSON file atomically."""
+    write_atomic(path, json.dumps(to_json(run), indent=2, ensure_ascii=False) + "\n")
+
+
+class _Reader:
+    """Typed access to one JSON object, naming the key that is wrong."""
+
+    def __init__(self, document: Any, where: str) -> None:
+        if not isinstance(document, Mapping):
+            raise _Bad(f"{where or 'the document'} is not an object")
+        self.document = document
+        self.where = where
+
+    def _get(self, key: str, kinds: tuple[type, ...], default: Any = ...) -> Any:
+        if key not in self.document:
+            if default is not ...:
+                return default
+            raise _Bad(f"{self.where}{key} is missing")
+        value = self.document[key]
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            raise _Bad(f"{self.where}{key} is not {' or '.join(k.__name__ for k in kinds)}")
+        return value
+
+    def text(self, key: str, default: Any = ...) -> str:
+        return str(self._get(key, (str,), default))
+
+    def flag(self, key: str, default: Any = ...) -> bool:
+        return bool(self._get(key, (bool,), default))
+
+    def number(self, key: str, default: Any = ...) -> float:
+        return float(self._get(key, (int, float), default))
+
+    def integer(self, key: str) -> int:
+        return int(self._get(key, (int,)))
+
+    def maybe_int(self, key: str) -> int | None:
+        value = self._get(key, (int, type(None)), None)
+        return None if value is None else int(value)
+
+    def texts(self, key: str, default: Any = ...) -> tuple[str, ...]:
+        value = self._get(key, (list,), default)
+        if not all(isinstance(item, str) for item in value):
+            raise _Bad(f"{self.where}{key} is not a list of strings")
+        return tuple(value)
+
+    def objects(self, key: str) -> list[_Reader]:
+        value = self._get(key, (list,))
+        return [_Reader(item, f"{self.where}{key}[{n}].") for n, item in enumerate(value)]
+
+    def table(self, key: str, default: Any = ...) -> Mapping[str, Any]:
+        value = self._get(key, (dict,), default)
+        return dict(value)
+
+    def child(self, key: str) -> _Reader | None:
+        value = self._get(key, (dict, type(None)))
+        return None if value is None else _Reader(value, f"{self.where}{key}.")
+
+    def enum(self, key: str, kind: type[Any], default: Any = ...) -> Any:
+        word = self.text(key, default)
+        try:
+            return kind(word)
+        except ValueError:
+            raise _Bad(f"{self.where}{key} {word!r} is not a known value") from None
+
+
+class _Bad(Exception):
+    """Inside from_json: what is wrong, before the source is known."""
+
+
+def _facts(reader: _Reader) -> RunFacts:
+    outcomes: tuple[TestOutcome, ...]
+    if "tests" in reader.document:
+        outcomes = tuple(
+            TestOutcome(t.text("nodeid"), t.enum("outcome", Outcome),
+                        t.number("duration_s", 0.0), t.text("reason", ""))
+            for t in reader.objects("tests")
+        )
+    else:  # a mutant's run keeps the tests that did not pass, and a count of the others
+        outcomes = (
+            *(TestOutcome(t.text("nodeid"), t.enum("outcome", Outcome),
+                          t.number("duration_s", 0.0), t.text("reason", ""))
+              for t in reader.objects("not_passed")),
+            *(TestOutcome("", Outcome.PASSED, 0.0) for _ in range(reader.integer("passed"))),
+        )
+    return RunFacts(
+        runner=reader.text("runner"),
+        exit_status=reader.maybe_int("exit_status"),
+        signal=reader.maybe_int("signal"),
+        timed_out=reader.flag("timed_out"),
+        timeout_s=reader.number("timeout_s", 0.0),
+        duration_s=reader.number("duration_s", 0.0),
+        report=reader.enum("report", ReportState),
+        exit=reader.enum("exit", RunExit),
+        outcomes=outcomes,
+        collection_errors=reader.texts("collection_errors"),
+        log_path="",
+        log_tail=reader.text("log_tail", ""),
+        extension=NoFacts(reader.table("runner_facts", {})),
+    )
+
+
+def _spec(reader: _Reader) -> SpecResult:
+    declared = tuple(
+        Mutation(n, d.text("name"), d.text("file"), d.text("anchor"), d.text("replacement"),
+                 d.flag("expect_caught"), d.texts("killed_by"))
+        for n, d in enumerate(reader.objects("declared"))
+    )
+    spec = Spec(
+        reader.text("id"), reader.text("path"), reader.text("sha256"), reader.texts("tests"),
+        reader.integer("expect_baseline_pass"), declared, reader.text("runner"),
+    )
+    mutations: list[MutationResult] = []
+    for m in reader.objects("mutations"):
+        index = m.integer("index")
+        if not 0 <= index < len(declared):
+            raise _Bad(f"{m.where}index {index} is not one of the spec's mutations")
+        facts = m.child("facts")
+        if facts is None:
+            raise _Bad(f"{m.where}facts is null")
+        loaded = m._get("loaded", (bool, type(None)), None)
+        mutation = Mutation(
+            index, m.text("name"), m.text("file"), m.text("anchor"), m.text("replacement"),
+            m.flag("expect_caught"), m.texts("killed_by"),
+        )
+        mutations.append(MutationResult(
+            mutation, m.integer("line"), m.integer("end_line"),
+            m.flag("crlf_translated"), m.text("diff"), _facts(facts),
+            m.enum("verdict", Verdict), m.text("reason"), m.flag("as_expected"),
+            loaded, m.texts("removed"),
+        ))
+    baseline = reader.child("baseline")
+    depends = reader.table("depends_on")
+    if not all(isinstance(v, str) for v in depends.values()):
+        raise _Bad(f"{reader.where}depends_on holds a digest that is not a string")
+    tools = tuple((row.text("fact"), row.text("value")) for row in reader.objects("tools"))
+    return SpecResult(
+        spec, None if baseline is None else _facts(baseline), reader.number("timeout_s", 0.0),
+        tuple(mutations), reader.text("error"), depends, reader.text("source_commit"),
+        reader.text("stopped", ""), tools,
+    )
+
+
+def from_json(document: Any, source: str = "the document") -> RunResult:
+    """A results document read back (raises ResultsError naming what is wrong)."""
+    try:
+        reader = _Reader(document, "")
+        schema = document.get("schema")
+        if schema != SCHEMA_VERSION:
+            raise _Bad(f"its schema is {schema!r}; this mutharness reads {SCHEMA_VERSION}")
+        error = reader.text("error")
+        return RunResult(
+            tool={str(k): str(v) for k, v in reader.table("tool").items()},
+            commit=reader.text("commit"),
+            dirty=reader.flag("dirty"),
+            dirty_changes=reader.texts("dirty_changes"),
+            command=reader.texts("command"),
+            specs=tuple(_spec(spec) for spec in reader.objects("specs")),
+            interrupted=reader.maybe_int("signal") if reader.flag("interrupted") else None,
+            settings=reader.table("settings"),
+            complete=reader.flag("complete"),
+            error=RecordedError(error) if error else None,
+        )
+    except _Bad as bad:
+        raise ResultsError(source, str(bad)) from None
+
+
+def read_results(path: Path) -> RunResult:
+    """A results file read back (raises ResultsError when it is not one)."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise ResultsError(str(path), str(error)) from None
+    run = from_json(document, str(path))
+    return RunResult(
+        run.tool, run.commit, run.dirty, run.dirty_changes, run.command, run.specs,
+        run.interrupted, run.settings, str(path), run.complete, run.error,
+    )

@@ -1,0 +1,91 @@
+"""The runner registry: each `spec.runner` name, its `tests` entry rules, how to make one."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Final
+
+from mutharness.options import Options
+from mutharness.runners import node, pytest
+from mutharness.runners.base import Isolation, Runner
+
+
+@dataclass(frozen=True)
+class RunnerSetup:
+    """What a runner is made from: the options, our environment, where its code must come
+    from, and a maker of fresh scratch directories (outside the checkout)."""
+
+    options: Options
+    environ: Mapping[str, str]
+    isolation: Isolation
+    scratch: Callable[[str], Path]
+
+
+@dataclass(frozen=True)
+class RunnerKind:
+    """A runner as a spec names it."""
+
+    name: str
+    entry_problem: Callable[[str], str | None]  # why a `tests` entry is unsafe to pass
+    entry_path: Callable[[str], str]  # the repo-relative path an entry names
+    create: Callable[[RunnerSetup], Runner]
+    describe: Callable[[Mapping[str, str]], tuple[tuple[str, str], ...]]  # evidence rows
+
+
+def _pytest_rows(versions: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    unknown = "unknown"
+    return (
+        ("Python", f"{versions.get('python', unknown)} "
+                   f"({versions.get('implementation', unknown)})"),
+        ("pytest", f"{versions.get('pytest', unknown)} "
+                   f"(pytest-json-report {versions.get('pytest-json-report', unknown)})"),
+    )
+
+
+def _node_rows(versions: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    return (("node", versions.get("node", "unknown")),)
+
+
+def _pytest(setup: RunnerSetup) -> Runner:
+    python = setup.options["python"] or sys.executable
+    pycache = setup.scratch("pycache")
+    return pytest.PytestRunner(
+        str(Path(python).absolute()) if setup.options["python"] else python,
+        setup.environ, pycache, setup.isolation, setup.options["pytest-addopts"],
+        probe_dir=setup.scratch("probe"),
+    )
+
+
+def _node(setup: RunnerSetup) -> Runner:
+    return node.NodeRunner(
+        setup.options["node"], setup.environ, setup.isolation,
+        imports=tuple(setup.options["node.import"]),
+        requires=tuple(setup.options["node.require"]),
+        extra=tuple(setup.options["node.options"]),
+        probe_dir=setup.scratch("node-probe"),
+    )
+
+
+RUNNERS: Final[Mapping[str, RunnerKind]] = MappingProxyType({
+    pytest.NAME: RunnerKind(pytest.NAME, pytest.entry_problem, pytest.entry_path, _pytest,
+                            _pytest_rows),
+    node.NAME: RunnerKind(node.NAME, node.entry_problem, node.entry_path, _node, _node_rows),
+})
+DEFAULT = pytest.NAME
+
+
+def runner_kind(name: str) -> RunnerKind:
+    """The registered runner called `name` (the spec's validation guarantees it exists)."""
+    return RUNNERS[name]
+
+
+def detected(tests: Sequence[str]) -> str:
+    """The runner for a spec without a `runner` key: node when every `tests` entry is a
+    JavaScript or TypeScript file, else pytest."""
+    if tests and all(entry.endswith(node.SUFFIXES) for entry in tests):
+        return node.NAME
+    return DEFAULT

@@ -1,0 +1,118 @@
+// mutharness node test reporter (`node --test --test-reporter=<this file>`).
+//
+// It runs in the parent `node --test` process and writes one JSON object per line to the file
+// named by MUTHARNESS_NODE_EVENTS. It yields nothing: counts are never read from text that
+// tests can print. The variable is removed from process.env as soon as this module loads, which
+// happens before any test file's child process is spawned, so test files do not inherit it.
+import fs from 'node:fs';
+import { inspect } from 'node:util';
+
+const ENV_NAME = 'MUTHARNESS_NODE_EVENTS';
+const MAX_TEXT = 2000;
+
+const eventsPath = process.env[ENV_NAME];
+delete process.env[ENV_NAME];
+if (!eventsPath) {
+  throw new Error(`mutharness node reporter: ${ENV_NAME} is not set`);
+}
+const fd = fs.openSync(eventsPath, 'a');
+
+function write(record) {
+  fs.writeSync(fd, `${JSON.stringify(record)}\n`);
+}
+
+function short(value) {
+  if (value === undefined || value === null) return null;
+  let text;
+  try {
+    text = typeof value === 'object' ? inspect(value, { depth: 2, breakLength: Infinity }) : String(value);
+  } catch {
+    text = Object.prototype.toString.call(value);
+  }
+  return text.length > MAX_TEXT ? text.slice(0, MAX_TEXT) : text;
+}
+
+// An Error's message; any other thrown value as node would print it.
+function messageOf(value) {
+  if (value === undefined || value === null) return null;
+  if (typeof value === 'object' && typeof value.message === 'string') return short(value.message);
+  return short(value);
+}
+
+function flag(value) {
+  if (value === undefined || value === null) return false;
+  if (typeof value === 'string') return value;
+  return Boolean(value);
+}
+
+function numberOrNull(value) {
+  return typeof value === 'number' && Number.isFinite(value) ? value : null;
+}
+
+function location(data) {
+  return {
+    name: short(data.name),
+    nesting: numberOrNull(data.nesting),
+    file: data.file ?? null,
+    line: numberOrNull(data.line),
+    column: numberOrNull(data.column),
+  };
+}
+
+function result(type, data) {
+  const details = data.details ?? {};
+  const error = details.error;
+  return {
+    type,
+    ...location(data),
+    testNumber: numberOrNull(data.testNumber),
+    kind: details.type ?? null,
+    duration_ms: numberOrNull(details.duration_ms),
+    skip: flag(data.skip),
+    todo: flag(data.todo),
+    failureType: error?.failureType ?? null,
+    error: error === undefined ? null : messageOf(error),
+    cause: error === undefined || error === null ? null : messageOf(error.cause),
+  };
+}
+
+export default async function* mutharnessReporter(source) {
+  write({ type: 'start', node: process.version, pid: process.pid, cwd: process.cwd() });
+  for await (const event of source) {
+    const data = event.data ?? {};
+    switch (event.type) {
+      case 'test:pass':
+        write(result('pass', data));
+        break;
+      case 'test:fail':
+        write(result('fail', data));
+        break;
+      case 'test:enqueue':
+        write({ type: 'enqueue', ...location(data) });
+        break;
+      case 'test:diagnostic':
+        write({
+          type: 'diagnostic',
+          message: short(data.message),
+          nesting: numberOrNull(data.nesting),
+          file: data.file ?? null,
+        });
+        break;
+      case 'test:summary':
+        write({
+          type: 'summary',
+          counts: data.counts ?? null,
+          success: data.success ?? null,
+          file: data.file ?? null,
+        });
+        break;
+      case 'test:interrupted':
+        write({ type: 'interrupted' });
+        break;
+      default:
+        break;
+    }
+  }
+  write({ type: 'end' });
+  fs.closeSync(fd);
+}

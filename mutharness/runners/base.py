@@ -1,0 +1,224 @@
+"""What every runner observes: the `Outcome` vocabulary, `RunFacts`, the `Runner` lifecycle."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum, StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from mutharness.errors import MutharnessError
+
+LOG_TAIL_LINES = 12
+LOG_TAIL_BYTES = 16 * 1024
+_ERROR_LINE = re.compile(
+    r"^(E  |ERROR|FAIL|INTERNALERROR|not ok|\s*[A-Za-z_.]*(Error|Exception)\b)"
+)
+
+
+class ReportState(Enum):
+    """Whether the run left a report that can be believed."""
+
+    OK = "ok"
+    MISSING = "missing"
+    UNREADABLE = "unreadable"
+    STALE = "stale"
+    MISMATCH = "exit-status-mismatch"
+    UNFINISHED = "session-unfinished"  # a report, but the session never reached its end
+
+
+class RunExit(StrEnum):
+    """What a runner's exit status means, in the runner's own terms."""
+
+    ALL_PASSED = "all-passed"  # the runner says every test passed
+    TESTS_FAILED = "tests-failed"  # the runner completed and says some tests failed
+    COLLECT_FAILED = "collect-failed"  # the runner could not load every test file
+    OTHER = "other"  # a usage error, an internal error, no tests, an interrupt...
+
+
+class Outcome(StrEnum):
+    """How one test ended in one run (pytest's words, node's, plus two of ours)."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"
+    SKIPPED = "skipped"
+    XFAILED = "xfailed"
+    XPASSED = "xpassed"
+    TODO = "todo"  # node's `todo`: ran, but its result does not count
+    CANCELLED = "cancelled"  # node cancelled it (its parent failed, the file ended first)
+    NO_CALL = "passed-without-call"  # "passed" with no call phase: pytest.exit() ended it
+    UNKNOWN = "unknown"  # an outcome word this mutharness does not know (a plugin's)
+
+    @property
+    def is_pass(self) -> bool:
+        """A test that ran its body and passed."""
+        return self is Outcome.PASSED
+
+    @property
+    def is_failure(self) -> bool:
+        """A test that failed or errored (in setup, call or teardown)."""
+        return self in (Outcome.FAILED, Outcome.ERROR)
+
+    @property
+    def is_inert(self) -> bool:
+        """Neither a pass nor a failure: it proves nothing either way (skip, xfail, xpass, todo)."""
+        return self in (Outcome.SKIPPED, Outcome.XFAILED, Outcome.XPASSED, Outcome.TODO)
+
+
+@dataclass(frozen=True)
+class TestOutcome:
+    """One test's outcome in one run."""
+
+    __test__ = False  # not a pytest test class
+
+    nodeid: str
+    outcome: Outcome
+    duration_s: float
+    reason: str = ""  # a skip's reason
+
+
+class RunnerFacts(Protocol):
+    """What only one runner observes about a run (pytest's import record, node's events)."""
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class NoFacts:
+    """A runner-specific extension that holds nothing (a run read back from a results file)."""
+
+    recorded: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """What was recorded, as it was."""
+        return dict(self.recorded)
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """Everything observed about one run of the tests; verdicts are derived from this alone."""
+
+    runner: str  # the runner's name ("pytest", "node"): who said what `said` quotes
+    exit_status: int | None
+    signal: int | None
+    timed_out: bool
+    timeout_s: float
+    duration_s: float
+    report: ReportState
+    exit: RunExit  # what `exit_status` means to the runner
+    outcomes: tuple[TestOutcome, ...]
+    collection_errors: tuple[str, ...]
+    log_path: str
+    log_tail: str = ""  # the last lines the runner printed: its own words when a run goes wrong
+    extension: RunnerFacts = field(default_factory=NoFacts)
+
+    def said(self, limit: int = 3) -> str:
+        """The runner's own error lines from the end of its output (else its last lines)."""
+        lines = self.log_tail.splitlines()
+        errors = [line.removeprefix("E ").strip() for line in lines if _ERROR_LINE.match(line)]
+        return " | ".join((errors or [line.strip() for line in lines])[-limit:])
+
+    @property
+    def nodeids(self) -> tuple[str, ...]:
+        """Every test that ran, in order."""
+        return tuple(outcome.nodeid for outcome in self.outcomes)
+
+    @property
+    def passed(self) -> int:
+        """Tests that passed."""
+        return sum(1 for outcome in self.outcomes if outcome.outcome.is_pass)
+
+    @property
+    def failed(self) -> int:
+        """Tests that failed or errored."""
+        return sum(1 for outcome in self.outcomes if outcome.outcome.is_failure)
+
+    @property
+    def failing_ids(self) -> tuple[str, ...]:
+        """Ids of failed or errored tests, in run order."""
+        return tuple(o.nodeid for o in self.outcomes if o.outcome.is_failure)
+
+    @property
+    def inert(self) -> dict[str, TestOutcome]:
+        """The skipped, xfailed, xpassed and todo tests by id."""
+        return {o.nodeid: o for o in self.outcomes if o.outcome.is_inert}
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """One run of a spec's tests: where, with what limit, and whether it only collects."""
+
+    tests: tuple[str, ...]
+    cwd: Path  # the workspace checkout
+    scratch: Path  # an empty directory outside `cwd`, for this run only
+    timeout_s: float
+    collect_only: bool = False
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """Where a run's code must come from: the user's repository is remapped to the workspace."""
+
+    user_root: Path  # the user's repository (resolved)
+    workspace_base: Path  # the workspace directory; every process of a run is marked with it
+    workspace_root: Path  # the checkout inside it (resolved)
+
+
+@dataclass(frozen=True)
+class SpecFiles:
+    """What a runner's isolation check needs to know about one spec and the workspace."""
+
+    spec_id: str
+    targets: tuple[str, ...]  # the spec's mutation targets (repo-relative)
+    user_root: Path  # the user's repository
+    workspace_root: Path  # the workspace checkout (resolved)
+    tracked: frozenset[str]  # every path the workspace tracks
+
+
+class Runner(Protocol):
+    """Runs a spec's tests in a workspace and records the facts; one per workspace.
+
+    The lifecycle is `start` (probe the tool, once), then any number of `run`s, then `close`
+    (always, also after an error): a warm runner keeps its server between them."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def collects(self) -> bool:
+        """Whether the runner can collect without running (the probe before the baseline)."""
+        ...
+
+    def start(self) -> Mapping[str, str]:
+        """Check the tool can run the tests; its versions, for the results (raises if not)."""
+        ...
+
+    def run(self, request: RunRequest) -> RunFacts: ...
+
+    def isolation_problem(self, facts: RunFacts, files: SpecFiles) -> MutharnessError | None:
+        """Why a run's code did not come from the workspace (None when it did)."""
+        ...
+
+    def loaded(self, facts: RunFacts, path: Path) -> bool | None:
+        """Whether the run loaded the mutated file at `path` (None: this runner cannot tell)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
+    """The last non-blank lines of a run's output, each cut to 300 characters."""
+    try:
+        with path.open("rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, handle.tell() - LOG_TAIL_BYTES))
+            data = handle.read()
+    except OSError:
+        return ""
+    kept = [line.rstrip()[:300] for line in data.decode("utf-8", "replace").splitlines()]
+    return "\n".join([line for line in kept if line.strip()][-lines:])

@@ -1,0 +1,151 @@
+"""The node runner end to end: the fixture Node project's specs verify unchanged, as by hand."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import Completed, git
+
+FIXTURE = Path(__file__).parent / "fixtures" / "nodeproject"
+TRUTH: dict[str, Any] = json.loads((FIXTURE / "TRUTH.json").read_text("utf-8"))
+SPECS = sorted(name for name in TRUTH if not name.startswith("_"))
+NODE = shutil.which("node")
+CONFIG = '[node]\nimport = ["./test/setup-env.mjs"]\n'
+
+pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed (.ci/run installs it)")
+
+Cli = Callable[..., Completed]
+
+
+@pytest.fixture
+def node_project(tmp_path: Path, git_home: Path) -> Path:
+    """The fixture Node project as a committed git repository, with its preload configured."""
+    root = tmp_path / "nodeproject"
+    shutil.copytree(FIXTURE, root, ignore=shutil.ignore_patterns("TRUTH.json"))
+    (root / "mutharness.toml").write_text(CONFIG, encoding="utf-8")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "a node project with mutation specs")
+    return root
+
+
+def node_major() -> int:
+    assert NODE is not None
+    version = subprocess.run([NODE, "--version"], capture_output=True, text=True).stdout
+    return int(version.strip().lstrip("v").split(".")[0])
+
+
+def expected_verdict(truth: dict[str, Any]) -> str:
+    if truth["file_failure"] or truth.get("cancelled"):
+        return "UNTRUSTWORTHY"
+    return "CAUGHT" if truth["failed"] else "SURVIVED"
+
+
+@pytest.mark.parametrize("spec_id", SPECS)
+def test_a_node_spec_verifies_unchanged_with_the_counts_and_names_node_really_gives(
+    node_project: Path, cli: Cli, spec_id: str
+) -> None:
+    truth = TRUTH[spec_id]
+    raw = (node_project / "specs" / f"{spec_id}.json").read_bytes()
+
+    done = cli(node_project, "verify", f"specs/{spec_id}.json", "--evidence", "evidence")
+
+    results = json.loads((node_project / ".mutharness/results.json").read_text("utf-8"))
+    [spec] = results["specs"]
+    assert spec["runner"] == "node"  # detected: no "runner" key in the spec
+    assert spec["error"] == "", done.out + done.err
+    baseline = spec["baseline"]
+    assert (baseline["passed"], baseline["failed"]) == (
+        truth["baseline"]["passed"], truth["baseline"]["failed"]
+    )
+    assert len(spec["skipped"]) == truth["baseline"]["skipped"]
+    verdicts = []
+    for mutation, expected in zip(spec["mutations"], truth["mutations"], strict=True):
+        assert mutation["name"] == expected["name"]
+        verdict = expected_verdict(expected)
+        assert mutation["verdict"] == verdict, mutation["reason"]
+        verdicts.append(verdict)
+        facts = mutation["facts"]
+        if verdict != "UNTRUSTWORTHY":
+            assert (facts["passed"], facts["failed"]) == (expected["passed"], expected["failed"])
+            assert facts["failing"] == expected["failing"]
+        else:
+            assert "collection error in " in mutation["reason"]
+            assert facts["collection_errors"] == expected["file_failures"]
+    code = 2 if "UNTRUSTWORTHY" in verdicts else 0
+    assert done.code == code, done.out + done.err
+    assert (node_project / "specs" / f"{spec_id}.json").read_bytes() == raw
+    assert git(node_project, "status", "--porcelain", "--untracked-files=no") == ""
+    document = (node_project / "evidence" / f"{spec_id}.md").read_text("utf-8")
+    assert f"| node | {results['tool']['node']} |" in document
+    assert "| Python |" not in document and "| pytest |" not in document
+    assert results["tool"]["node"].split(".")[0] == str(node_major())
+
+
+def test_without_its_preload_the_node_baseline_is_refused_as_red(
+    node_project: Path, cli: Cli
+) -> None:
+    (node_project / "mutharness.toml").unlink()
+    git(node_project, "commit", "-q", "-am", "no preload")
+
+    done = cli(node_project, "verify", "specs/app-mode.json")
+
+    assert done.code == 2
+    assert "not green: 1 test(s) failed" in done.err
+    assert "failing: test/config.test.js > the preload puts the app in test mode" in done.err
+
+
+def test_node_and_pytest_specs_verify_in_one_invocation(
+    node_project: Path, cli: Cli
+) -> None:
+    (node_project / "tests").mkdir()
+    (node_project / "tests/test_py.py").write_text("def test_one():\n    assert 1 + 1 == 2\n")
+    (node_project / "specs/py.json").write_text(json.dumps({
+        "tests": ["tests/test_py.py"], "expectBaselinePass": 1,
+        "mutations": [{"name": "one plus one is three", "file": "tests/test_py.py",
+                       "anchor": "1 + 1 == 2", "replacement": "1 + 1 == 3"}],
+    }))
+    git(node_project, "add", "-A")
+    git(node_project, "commit", "-q", "-m", "a pytest spec beside the node ones")
+
+    done = cli(node_project, "verify", "specs/app-mode.json", "specs/py.json")
+
+    assert done.code == 0, done.out + done.err
+    results = json.loads((node_project / ".mutharness/results.json").read_text("utf-8"))
+    assert [spec["runner"] for spec in results["specs"]] == ["node", "pytest"]
+    assert "node" in results["tool"] and "pytest" in results["tool"]
+    assert [m["verdict"] for spec in results["specs"] for m in spec["mutations"]] == [
+        "CAUGHT", "CAUGHT", "CAUGHT", "CAUGHT"
+    ]
+
+
+@pytest.mark.skipif(os.name == "nt", reason="a POSIX shell script stands in for node")
+def test_an_old_node_is_refused_naming_its_version(
+    node_project: Path, cli: Cli, tmp_path: Path
+) -> None:
+    fake = tmp_path / "bin" / "node"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\necho v18.19.0\n")
+    fake.chmod(0o755)
+
+    done = cli(node_project, "verify", "specs/app-mode.json", "--node", str(fake))
+
+    assert done.code == 2
+    assert "node v18.19.0" in done.err and "older than 20" in done.err
+
+
+def test_node_options_off_the_allow_list_are_refused_before_anything_runs(
+    node_project: Path, cli: Cli
+) -> None:
+    done = cli(node_project, "verify", "specs/app-mode.json", "--node-options",
+               "--test-force-exit")
+
+    assert done.code == 2
+    assert "'--test-force-exit' is not allowed" in done.err
