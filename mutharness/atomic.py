@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 from pathlib import Path
 
 _BY_UMASK = 0o666  # what open() asks for; the umask then decides
@@ -33,3 +34,18 @@ def write_atomic(path: Path, data: str | bytes, mode: int | None = None) -> None
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
+
+
+def copy_file(source: str | Path, target: str | Path) -> str:
+    """Copy one file's bytes and its times and mode (as `shutil.copy2`, whose signature it has,
+    for `copytree`), with plain reads and writes: never the platform's copy call
+    (`CopyFile2` on Windows, which Wine 8 does not implement)."""
+    with open(source, "rb") as reading, open(target, "wb") as writing:
+        shutil.copyfileobj(reading, writing, 1024 * 1024)
+    shutil.copystat(source, target)
+    return str(target)
+
+
+def copy_tree(source: Path, target: Path) -> None:
+    """Copy a directory tree, links as links, every file with `copy_file`."""
+    shutil.copytree(source, target, symlinks=True, copy_function=copy_file)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mutharness.atomic import write_atomic
+from mutharness.atomic import copy_file, copy_tree, write_atomic
 from mutharness.digest import TreeState
 from mutharness.errors import EnvironmentProblem, GitError, WorkspaceError
 from mutharness.paths import linked_parent, shown
@@ -585,7 +585,7 @@ class Workspace:
         """Record the checkout and its .git as the state every run starts from."""
         self._guard_above()
         git_dir = self.root / ".git"
-        shutil.copytree(git_dir, self._pristine_git, symlinks=True)
+        copy_tree(git_dir, self._pristine_git)
         self._git = TreeState.scan(git_dir)
         self._index = self._index_entries()
         self._checkout = TreeState.scan(self.root, frozenset({".git"}))
@@ -620,7 +620,7 @@ class Workspace:
         paths = [*git_added, *git_changed]
         if "index" in git_changed and self._index_entries() == self._index:
             paths.remove("index")
-            shutil.copy2(self._pristine_git / "index", git_dir / "index")
+            copy_file(self._pristine_git / "index", git_dir / "index")
             git = TreeState.scan(git_dir, reference=self._git)
         return _Look(tree, git, added, changed, tuple(sorted(f".git/{path}" for path in paths)))
 
@@ -667,7 +667,7 @@ class Workspace:
     def _restore_git_dir(self) -> None:
         git_dir = self.root / ".git"
         remove_path(git_dir)
-        shutil.copytree(self._pristine_git, git_dir, symlinks=True)
+        copy_tree(self._pristine_git, git_dir)
 
     def settle(self) -> Settled:
         """After a run: delete what the tests added, and reset what else they changed.
