@@ -49,9 +49,8 @@ class _Log:
 
     def __init__(self, directory: str) -> None:
         name = f"{os.getpid()}-{os.urandom(4).hex()}.log"
-        self.fd = os.open(
-            os.path.join(directory, name), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600
-        )
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_BINARY", 0)
+        self.fd = os.open(os.path.join(directory, name), flags, 0o600)  # binary: LF, not CRLF
         self.seen: set[tuple[str, str]] = set()
 
     def write(self, name: str, origin: str) -> None:
