@@ -126,7 +126,8 @@ def test_leaves_a_read_only_directory_behind(tmp_path):
 
 
 @linux_only
-@pytest.mark.skipif(os.geteuid() == 0 and not _unshare_works(f"--map-user={UNPRIVILEGED_UID}"),
+@pytest.mark.skipif(sys.platform == "linux" and os.geteuid() == 0
+                    and not _unshare_works(f"--map-user={UNPRIVILEGED_UID}"),
                     reason="no way to run as an unprivileged user here")
 def test_read_only_directories_a_test_left_are_removed_and_no_workspace_leaks(
     make_project: ProjectFactory, tmp_path: Path

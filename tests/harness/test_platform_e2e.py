@@ -1,0 +1,186 @@
+"""The same end-to-end runs on every platform, Windows too: a verify with evidence, a CRLF
+checkout, a timeout that kills a grandchild, a run killed outright and the next run's sweep."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from conftest import Completed, Project, git
+from liverun import alive
+
+Cli = Callable[..., Completed]
+MakeProject = Callable[..., Project]
+SETTLE_S = 120.0  # how long a killed process may take to be gone (a loaded machine, Wine)
+
+GRANDCHILD = (
+    "import subprocess, sys, time; from pathlib import Path; "
+    "g = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(900)']); "
+    "Path(sys.argv[1], 'grandchild.pid').write_text(str(g.pid)); time.sleep(900)"
+)
+HANG = f'''\
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HANG = False
+GRANDCHILD = {GRANDCHILD!r}
+
+
+def work():
+    if HANG:
+        spy = Path(os.environ["MH_SPY"])
+        (spy / "test.pid").write_text(str(os.getpid()))
+        child = subprocess.Popen([sys.executable, "-c", GRANDCHILD, str(spy)])
+        (spy / "child.pid").write_text(str(child.pid))
+        time.sleep(900)
+    return 1
+'''
+TEST_HANG = "from hang import work\n\n\ndef test_work():\n    assert work() == 1\n"
+HANG_SPEC = {
+    "tests": ["tests/test_hang.py"], "expectBaselinePass": 1,
+    "mutations": [{"name": "the work hangs, with a child and a grandchild",
+                   "file": "src/hang.py", "anchor": "HANG = False", "replacement": "HANG = True"}],
+}
+PIDS = ("test.pid", "child.pid", "grandchild.pid")
+
+
+def running(pid: int) -> bool:
+    """Whether process `pid` still runs, on this platform."""
+    if os.name != "nt":
+        return alive(pid)
+    import ctypes
+
+    kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+    handle = kernel32.OpenProcess(0x1000 | 0x100000, False, pid)  # query + synchronize
+    if not handle:
+        return False
+    try:
+        return bool(kernel32.WaitForSingleObject(handle, 0) == 0x102)  # WAIT_TIMEOUT: running
+    finally:
+        kernel32.CloseHandle(handle)
+
+
+def gone(pids: list[int]) -> list[int]:
+    """The pids still running after waiting up to SETTLE_S for them to end."""
+    deadline = time.monotonic() + SETTLE_S
+    while (left := [pid for pid in pids if running(pid)]) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return left
+
+
+def hang_project(make_project: MakeProject) -> Project:
+    project = make_project()
+    project.write("src/hang.py", HANG)
+    project.write("tests/test_hang.py", TEST_HANG)
+    project.spec("hang", HANG_SPEC)
+    project.commit("a mutant that hangs with a child and a grandchild")
+    return project
+
+
+def results_of(project: Project) -> dict[str, object]:
+    document: dict[str, object] = json.loads(
+        (project.root / ".mutharness/results.json").read_text("utf-8")
+    )
+    return document
+
+
+def test_a_spec_is_verified_with_evidence_that_render_and_evidence_check_agree_on(
+    make_project: MakeProject, cli: Cli, tmp_path: Path
+) -> None:
+    project = make_project()
+
+    done = cli(project.root, "verify", "specs/calc.json", "--evidence", "evidence")
+
+    assert done.code == 0, done.out + done.err
+    assert "CAUGHT 1" in done.out and "SURVIVED" in done.out
+    project.commit("evidence")
+    rendered = cli(project.root, "render", str(project.root / ".mutharness/results.json"),
+                   "--out", str(tmp_path / "rendered"))
+    assert rendered.code == 0, rendered.out + rendered.err
+    for name in ("calc.md", "calc.json", "index.md"):
+        assert (tmp_path / "rendered" / name).read_bytes() == (
+            project.root / "evidence" / name
+        ).read_bytes()
+    fresh = cli(project.root, "evidence-check")
+    assert fresh.code == 0, fresh.out + fresh.err
+
+
+def test_a_crlf_checkout_is_verified_with_its_multi_line_anchor_matched_across_crlf(
+    make_project: MakeProject, cli: Cli, git_home: Path, tmp_path: Path
+) -> None:
+    project = make_project()
+    with (git_home / ".gitconfig").open("a") as config:  # as Git for Windows installs it
+        config.write("[core]\n\tautocrlf = true\n")
+    clone = tmp_path / "crlf"
+    git(tmp_path, "clone", "-q", str(project.root), str(clone))
+    assert b"\r\n" in (clone / "src/calc.py").read_bytes()
+
+    done = cli(clone, "verify", "specs/calc.json")
+
+    assert done.code == 0, done.out + done.err
+    [spec] = results_of(Project(clone))["specs"]  # type: ignore[misc]
+    assert spec["mutations"][0]["crlf_translated"] is True
+    assert [m["verdict"] for m in spec["mutations"]] == ["CAUGHT", "SURVIVED"]
+
+
+def test_a_timeout_kills_the_test_its_child_and_its_grandchild(
+    make_project: MakeProject, cli: Cli, tmp_path: Path
+) -> None:
+    project = hang_project(make_project)
+    spy = tmp_path / "spy"
+    spy.mkdir()
+
+    done = cli(project.root, "verify", "specs/hang.json", "--timeout-floor", "8",
+               "--timeout-factor", "1", "--timeout-constant", "1",
+               env={**os.environ, "MH_SPY": str(spy)})
+
+    assert done.code == 2, done.out + done.err
+    [mutation] = results_of(project)["specs"][0]["mutations"]  # type: ignore[index]
+    assert mutation["verdict"] == "TIMEOUT"
+    assert mutation["loaded"] is True  # the import log of a killed process is read whole
+    pids = [int((spy / name).read_text()) for name in PIDS]
+    assert gone(pids) == []
+
+
+def test_a_run_killed_outright_leaves_nothing_running_once_the_next_run_has_swept(
+    make_project: MakeProject, cli: Cli, tmp_path: Path
+) -> None:
+    project = hang_project(make_project)
+    spy = tmp_path / "spy"
+    spy.mkdir()
+    env = {**os.environ, "MH_SPY": str(spy)}
+    temp = Path(tempfile.gettempdir())
+    before = set(temp.glob("mh-*"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mutharness", "verify", "specs/hang.json"], cwd=project.root,
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 600
+        while not (spy / "grandchild.pid").exists():
+            assert proc.poll() is None, "the run ended before its mutant ran"
+            assert time.monotonic() < deadline, "the mutant never started"
+            time.sleep(0.1)
+        time.sleep(0.5)  # the pid files are written whole
+        proc.kill()  # SIGKILL; TerminateProcess on Windows, as taskkill /F does
+        proc.wait(timeout=SETTLE_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    pids = [int((spy / name).read_text()) for name in PIDS]
+
+    again = cli(project.root, "verify", "specs/calc.json", "--lock-timeout", "60", env=env)
+
+    assert again.code == 0, again.out + again.err  # the lock of the killed run is free
+    assert gone(pids) == []
+    assert set(temp.glob("mh-*")) - before == set()  # the killed run's workspace was swept
