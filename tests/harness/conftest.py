@@ -55,6 +55,30 @@ pythonpath = ["src"]
 '''
 
 
+def _under_wine() -> bool:
+    """Whether this Windows Python runs under Wine (its ntdll exports wine_get_version)."""
+    if sys.platform != "win32":
+        return False
+    import ctypes
+
+    try:
+        return hasattr(ctypes.WinDLL("ntdll"), "wine_get_version")
+    except OSError:
+        return False
+
+
+UNDER_WINE = _under_wine()
+
+
+def wine_cannot(what: str) -> pytest.MarkDecorator:
+    """Skip under Wine, naming what Wine does not emulate faithfully; such a test runs on real
+    Windows in the GitHub workflow (docs/RELIABILITY.md lists them)."""
+    return pytest.mark.skipif(
+        UNDER_WINE, reason=f"Wine does not emulate {what}: tested on Windows only in the "
+        "GitHub workflow",
+    )
+
+
 def git(cwd: Path, *args: str) -> str:
     """Run git for a fixture (never the code under test)."""
     return subprocess.run(

@@ -192,4 +192,4 @@ def test_a_baseline_pytest_cannot_start_is_refused_with_pytests_own_words(
     assert run.exit_code() is ExitCode.NO_VERDICT
     assert "exit status 4" in recorder.errors[0]
     assert "not found:" in recorder.errors[0]
-    assert "tests/test_calc.py::test_missing" in recorder.errors[0]
+    assert "test_calc.py::test_missing" in recorder.errors[0]  # pytest names it its own way

@@ -6,7 +6,6 @@ import copy
 import json
 import os
 import re
-import shutil
 import signal
 import stat
 import sys
@@ -22,6 +21,7 @@ from liverun import Sandbox, add_probes, alive, spawn, wait_for
 from mutharness.errors import EnvironmentProblem
 from mutharness.reports.evidence import escape_markdown, fence, render_documents, write_evidence
 from mutharness.reports.staleness import parse_facts
+from mutharness.workspace import remove_tree
 
 
 def parse_document(document: str) -> tuple[str, dict[str, str]] | str:
@@ -549,7 +549,7 @@ def test_verify_evidence_and_render_write_the_same_documents_and_render_needs_no
                "--json", str(tmp_path / "results.json"))
     assert done.code == 0, done.out + done.err
     from_verify = {p.name: p.read_bytes() for p in (project.root / "evidence").iterdir()}
-    shutil.rmtree(project.root)  # the repository, its tests and its git history are gone
+    remove_tree(project.root)  # the repository, its tests and its git history are gone
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import CALC, PYPROJECT, TEST_CALC, Completed, Project, default_spec, git, run_cli
 
+from mutharness.atomic import copy_file
 from mutharness.digest import file_digest
 from mutharness.reports.evidence import sha256sum
 
@@ -70,7 +71,7 @@ def measured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 def repo(measured: Path, tmp_path: Path, git_home: Path) -> Project:
     """This test's own copy of the measured repository (history and evidence included)."""
     root = tmp_path / "repo"
-    shutil.copytree(measured, root, symlinks=True)
+    shutil.copytree(measured, root, symlinks=True, copy_function=copy_file)
     return Project(root)
 
 

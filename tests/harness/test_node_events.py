@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from mutharness.atomic import copy_file
 from mutharness.runners import node_events
 from mutharness.runners.node_events import NodeEvents, NodeTest, read_events
 
@@ -570,7 +571,8 @@ def test_the_null_device_is_a_reporter_destination_only_before_node_22(
 
 def fixture_copy(tmp_path: Path, name: str) -> Path:
     work = tmp_path / name
-    shutil.copytree(FIXTURE, work, ignore=shutil.ignore_patterns("specs", "TRUTH.json"))
+    shutil.copytree(FIXTURE, work, ignore=shutil.ignore_patterns("specs", "TRUTH.json"),
+                    copy_function=copy_file)
     return work
 
 

@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 from conftest import Completed, git
 
+from mutharness.atomic import copy_file
+
 FIXTURE = Path(__file__).parent / "fixtures" / "nodeproject"
 TRUTH: dict[str, Any] = json.loads((FIXTURE / "TRUTH.json").read_text("utf-8"))
 SPECS = sorted(name for name in TRUTH if not name.startswith("_"))
@@ -28,7 +30,8 @@ Cli = Callable[..., Completed]
 def node_project(tmp_path: Path, git_home: Path) -> Path:
     """The fixture Node project as a committed git repository, with its preload configured."""
     root = tmp_path / "nodeproject"
-    shutil.copytree(FIXTURE, root, ignore=shutil.ignore_patterns("TRUTH.json"))
+    shutil.copytree(FIXTURE, root, ignore=shutil.ignore_patterns("TRUTH.json"),
+                    copy_function=copy_file)  # never CopyFile2, which Wine lacks
     (root / "mutharness.toml").write_text(CONFIG, encoding="utf-8")
     git(root, "init", "-q")
     git(root, "add", "-A")
