@@ -75,8 +75,8 @@ class WorkspaceFirst:
     to the workspace's copy."""
 
     def __init__(self, user_root: str, workspace_root: str, log: _Log | None) -> None:
-        self.user = os.path.normcase(os.path.realpath(user_root))
-        self.workspace = os.path.normcase(os.path.realpath(workspace_root))
+        self.user = os.path.realpath(user_root)  # real paths keep their case: paths are
+        self.workspace = os.path.realpath(workspace_root)  # compared normcased, never shown so
         self.log = log
         self.remapped_roots: list[str] = []  # workspace directories that replaced user ones
         self._real: dict[str, str] = {}
@@ -84,16 +84,20 @@ class WorkspaceFirst:
     def _realdir(self, directory: str) -> str:
         found = self._real.get(directory)
         if found is None:
-            found = os.path.normcase(os.path.realpath(directory))
+            found = os.path.realpath(directory)
             self._real[directory] = found
         return found
 
     def _relative(self, path: str, root: str) -> str | None:
-        """`path` relative to `root` (both real and normcased), or None when outside it."""
-        if path == root:
+        """`path` relative to `root` (both real), or None when outside it. They are compared
+        normcased (Windows: case-insensitive); the part returned keeps `path`'s case."""
+        key, base = os.path.normcase(path), os.path.normcase(root)
+        if key == base:
             return ""
-        prefix = root.rstrip(os.sep) + os.sep
-        return path[len(prefix):] if path.startswith(prefix) else None
+        prefix = base.rstrip(os.sep) + os.sep
+        if not key.startswith(prefix):
+            return None
+        return path[len(prefix):] if len(key) == len(path) else key[len(prefix):]
 
     def to_workspace(self, path: str) -> str | None:
         """The workspace's path for `path` when it lies in the user's tree (None otherwise).
@@ -103,9 +107,9 @@ class WorkspaceFirst:
         absolute = os.path.abspath(path)
         head, tail = os.path.split(absolute)
         if os.path.islink(absolute):
-            real = os.path.normcase(os.path.realpath(absolute))
+            real = os.path.realpath(absolute)
         elif tail:
-            real = os.path.join(self._realdir(head), os.path.normcase(tail))
+            real = os.path.join(self._realdir(head), tail)
         else:
             real = self._realdir(absolute)
         relative = self._relative(real, self.user)

@@ -71,11 +71,11 @@ UNDER_WINE = _under_wine()
 
 
 def wine_cannot(what: str) -> pytest.MarkDecorator:
-    """Skip under Wine, naming what Wine does not emulate faithfully; such a test runs on real
-    Windows in the GitHub workflow (docs/RELIABILITY.md lists them)."""
+    """Skip under the Wine kit, naming what it does not reproduce faithfully; such a test runs
+    on real Windows in the GitHub workflow (docs/RELIABILITY.md lists them)."""
     return pytest.mark.skipif(
-        UNDER_WINE, reason=f"Wine does not emulate {what}: tested on Windows only in the "
-        "GitHub workflow",
+        UNDER_WINE, reason=f"not faithful under the Wine kit ({what}): tested on Windows only "
+        "in the GitHub workflow",
     )
 
 

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import wine_cannot
 
 from mutharness._startup import WorkspaceFirst
 from mutharness.imports import (
@@ -130,6 +131,7 @@ def test_an_installed_copy_of_a_target_is_found_by_its_module_name_and_nothing_e
     ]
 
 
+@wine_cannot("symlinks: realpath does not resolve them under Wine")
 def test_whether_a_run_loaded_a_file_is_judged_on_real_paths(tmp_path: Path) -> None:
     workspace = tree(tmp_path / "ws", "src/calc.py")
     (tmp_path / "link").symlink_to(workspace)
@@ -177,6 +179,7 @@ def test_a_module_found_in_the_users_tree_is_rewritten_to_the_workspaces_copy(
     assert generated.origin == str(user / "src/pkg/_version.py")  # untracked: kept
 
 
+@wine_cannot("symlinks: realpath does not resolve them under Wine")
 def test_a_file_linked_into_a_build_tree_counts_where_the_link_leads(tmp_path: Path) -> None:
     user = tree(tmp_path / "user", "src/pkg/core.py")
     workspace = tree(tmp_path / "ws", "src/pkg/core.py")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -67,13 +68,13 @@ def test_a_baseline_run_that_times_out_among_several_is_named_as_a_timeout_not_f
     project.spec("calc", default_spec(tests=["tests/test_calc.py", "tests/test_slow.py"],
                                       expectBaselinePass=5))
     project.commit("a test that hangs in the second baseline run")
-    env = {"RUN_COUNTER": str(tmp_path / "counter")}
+    env = {**os.environ, "RUN_COUNTER": str(tmp_path / "counter")}
 
     done = cli(project.root, "verify", "specs/calc.json", "--baseline-runs", "2",
-               "--baseline-timeout", "30", env=env)
+               "--baseline-timeout", "90", env=env)  # under Wine a run takes 10-20 s
 
     assert done.code == 2, done.out + done.err
-    assert "baseline run 2 of 2: timed out after 30 s" in done.err
+    assert "baseline run 2 of 2: timed out after 90 s" in done.err
     assert "unstable" not in done.err
     assert "failing:" not in done.err  # a run cut short lists no tests as failing
 

@@ -54,26 +54,10 @@ HANG_SPEC = {
 PIDS = ("test.pid", "child.pid", "grandchild.pid")
 
 
-def running(pid: int) -> bool:
-    """Whether process `pid` still runs, on this platform."""
-    if os.name != "nt":
-        return alive(pid)
-    import ctypes
-
-    kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
-    handle = kernel32.OpenProcess(0x1000 | 0x100000, False, pid)  # query + synchronize
-    if not handle:
-        return False
-    try:
-        return bool(kernel32.WaitForSingleObject(handle, 0) == 0x102)  # WAIT_TIMEOUT: running
-    finally:
-        kernel32.CloseHandle(handle)
-
-
 def gone(pids: list[int]) -> list[int]:
     """The pids still running after waiting up to SETTLE_S for them to end."""
     deadline = time.monotonic() + SETTLE_S
-    while (left := [pid for pid in pids if running(pid)]) and time.monotonic() < deadline:
+    while (left := [pid for pid in pids if alive(pid)]) and time.monotonic() < deadline:
         time.sleep(0.2)
     return left
 

@@ -72,7 +72,7 @@ atexit.register(_report)
 sys.argv[0] = "mutharness"
 runpy.run_module("mutharness", run_name="__main__", alter_sys=True)
 """
-MEASURABLE = Path("/proc/self/status").exists()
+MEASURABLE = sys.platform == "linux" and Path("/proc/self/status").exists()
 
 
 def run_measured(cwd: Path, args: Sequence[str], env: Mapping[str, str],
