@@ -359,6 +359,13 @@ ROWS: tuple[Row, ...] = (
         "no test process left once the next run has started; its lock free; its workspace swept",
         "as expected under Wine and on Linux",
         H + "test_platform_e2e.py::test_a_run_killed_outright_leaves_nothing_running_once_the_next_run_has_swept"),
+    # -- what the Wine kit does not reproduce: tested on Windows only in the GitHub workflow ----
+    Row("windows, GitHub only", "a file imported through a symlink or a junction (strict editable installs)",
+        "judged where the link leads", "Wine's realpath does not resolve links: skipped under the kit, run by the GitHub workflow's Windows job",
+        H + "test_imports.py::test_a_file_linked_into_a_build_tree_counts_where_the_link_leads"),
+    Row("windows, GitHub only", "repository and global hooks written as shell scripts (Git for Windows runs them through its MSYS2 sh)",
+        "none runs during a verify", "the kit's git has no shell: skipped under the kit, run by the GitHub workflow's Windows job",
+        H + "test_isolation.py::test_no_repository_hook_global_hook_or_fsmonitor_runs_during_a_verify"),
     # -- the README's commands are repeatable --------------------------------------------------
     Row("repeatable", ".venv as a directory or as a file", "ignored either way", "as expected",
         H + "test_repository.py::test_a_venv_at_the_root_is_ignored_whether_a_directory_or_a_file"),
