@@ -73,7 +73,7 @@ def verify(settings: Settings, listener: Listener, environ: Mapping[str, str]) -
     run_dir = source.ensure_run_dir()
     plan = Plan(
         source=source, specs=specs, options=options, tracked=frozenset(modes),
-        changes=changes, included=included, allow_dirty=settings.allow_dirty,
+        changes=changes, included=included,
         fail_fast=settings.fail_fast, json_path=settings.json_path or run_dir / "results.json",
         command=settings.command, git_version=git_info.version,
     )

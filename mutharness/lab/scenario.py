@@ -56,7 +56,6 @@ class Applied:
 
     splice: Splice
     diff: str
-    intact: bool  # the mutated file was as written when the run ended (before the restore)
 
 
 @dataclass(frozen=True)
@@ -122,5 +121,5 @@ def run_scenario(scenario: Scenario, lab: Lab) -> Ran:
     drift = settled.drift
     if not intact:  # restored now, but the run replaced or rewrote the mutated file
         drift = (f"{mutation.file} (replaced or rewritten during the run)", *drift)
-    applied = Applied(splice, unified_diff(original, splice, mutation.file), intact)
+    applied = Applied(splice, unified_diff(original, splice, mutation.file))
     return Ran(scenario, facts, settled.removed, drift, applied, target)

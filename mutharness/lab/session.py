@@ -32,7 +32,6 @@ class Plan:
     tracked: frozenset[str]  # the paths the workspace tracks
     changes: tuple[str, ...]  # uncommitted changes (git status lines)
     included: tuple[str, ...]  # the uncommitted paths the workspace carries (--allow-dirty)
-    allow_dirty: bool
     fail_fast: bool
     json_path: Path
     command: tuple[str, ...]
@@ -254,7 +253,7 @@ class Session:
         try:
             self.doing = "writing the results file"
             self.save()  # from now on the file is this run's, never an earlier one's
-            listener.head(plan.source, plan.changes, plan.allow_dirty)
+            listener.head(plan.source, plan.changes)
             self.doing = "building the workspace"
             listener.phase(Phase.MATERIALISING)
             workspace = Workspace.create(plan.source, temp_dir, plan.included)

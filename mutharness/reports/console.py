@@ -102,7 +102,7 @@ class Console:
     def phase(self, phase: Phase) -> None:
         """Phase transitions print nothing: the lines that follow say what happened."""
 
-    def head(self, source: SourceRepo, changes: Sequence[str], allow_dirty: bool) -> None:
+    def head(self, source: SourceRepo, changes: Sequence[str]) -> None:
         state = (
             f"dirty: {len(changes)} uncommitted change(s) included (--allow-dirty)"
             if changes else "clean"

@@ -91,10 +91,9 @@ class NodeFacts:
 def child_environment(environ: Mapping[str, str]) -> dict[str, str]:
     """Only what finds programs and starts processes on this platform; no NODE_OPTIONS,
     NODE_TEST_CONTEXT (which would make `node --test` act as a child) or FORCE_COLOR."""
-    keys = {key.upper(): key for key in environ} if sys.platform == "win32" else None
+    windows = sys.platform == "win32"  # where names are case-insensitive (Path is PATH)
     env = {
-        key: value for key, value in environ.items()
-        if (key.upper() if keys is not None else key) in KEPT
+        key: value for key, value in environ.items() if (key.upper() if windows else key) in KEPT
     }
     env["NO_COLOR"] = "1"
     return env
@@ -134,7 +133,7 @@ class NodeRunner:
     def __init__(
         self, node: str, environ: Mapping[str, str], isolation: Isolation | None = None,
         imports: Sequence[str] = (), requires: Sequence[str] = (), extra: Sequence[str] = (),
-        probe_dir: Path | None = None,
+        *, probe_dir: Path,
     ) -> None:
         self.node_given = node
         self.environ = dict(environ)
@@ -142,7 +141,7 @@ class NodeRunner:
         self.imports = tuple(imports)
         self.requires = tuple(requires)
         self.extra = tuple(extra)
-        self.probe_dir = probe_dir
+        self.probe_dir = probe_dir  # for the version probe's output
         self.node = node
         self.version = ""
 
@@ -165,7 +164,7 @@ class NodeRunner:
     def start(self) -> dict[str, str]:
         """node found and new enough; its version, for the results and the evidence."""
         self.node = self._resolve()
-        scratch = self.probe_dir or Path(os.devnull).parent
+        scratch = self.probe_dir
         scratch.mkdir(parents=True, exist_ok=True)
         log = scratch / "node-version.log"
         try:

@@ -265,7 +265,7 @@ class Recorder:
     def phase(self, phase: Any) -> None:
         self.phases.append(str(phase))
 
-    def head(self, source: Any, changes: Any, allow_dirty: bool) -> None:
+    def head(self, source: Any, changes: Any) -> None:
         self.events.append("head")
 
     def baseline_started(self, spec: Any) -> None:
