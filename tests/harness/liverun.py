@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from mutharness.digest import tree_digest
+from mutharness.sweep import pid_alive
 
 SPY_CONFTEST = '''\
 import json
@@ -189,23 +190,10 @@ def wait_for(
         time.sleep(0.02)
 
 
-def _running_on_windows(pid: int) -> bool:
-    import ctypes
-
-    kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
-    handle = kernel32.OpenProcess(0x1000 | 0x100000, False, pid)  # query + synchronize
-    if not handle:
-        return False
-    try:
-        return bool(kernel32.WaitForSingleObject(handle, 0) == 0x102)  # WAIT_TIMEOUT: running
-    finally:
-        kernel32.CloseHandle(handle)
-
-
 def alive(pid: int) -> bool:
     """Whether a process still runs (an unreaped zombie, orphaned to init, counts as dead)."""
-    if sys.platform == "win32":
-        return _running_on_windows(pid)
+    if sys.platform == "win32":  # os.kill(pid, 0) would terminate it there
+        return pid_alive(pid)
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
