@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -39,6 +38,7 @@ GRANDCHILD = {GRANDCHILD!r}
 def work():
     if HANG:
         spy = Path(os.environ["MH_SPY"])
+        (spy / "workspace").write_text(os.environ.get("MUTHARNESS_WORKSPACE", ""))
         (spy / "test.pid").write_text(str(os.getpid()))
         child = subprocess.Popen([sys.executable, "-c", GRANDCHILD, str(spy)])
         (spy / "child.pid").write_text(str(child.pid))
@@ -143,8 +143,6 @@ def test_a_run_killed_outright_leaves_nothing_running_once_the_next_run_has_swep
     spy = tmp_path / "spy"
     spy.mkdir()
     env = {**os.environ, "MH_SPY": str(spy)}
-    temp = Path(tempfile.gettempdir())
-    before = set(temp.glob("mh-*"))
     proc = subprocess.Popen(
         [sys.executable, "-m", "mutharness", "verify", "specs/hang.json"], cwd=project.root,
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -167,4 +165,5 @@ def test_a_run_killed_outright_leaves_nothing_running_once_the_next_run_has_swep
 
     assert again.code == 0, again.out + again.err  # the lock of the killed run is free
     assert gone(pids) == []
-    assert set(temp.glob("mh-*")) - before == set()  # the killed run's workspace was swept
+    workspace = Path((spy / "workspace").read_text())  # its own: /tmp is shared
+    assert workspace.name.startswith("mh-") and not workspace.exists()  # swept
