@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 LOG_TAIL_LINES = 12
 LOG_TAIL_BYTES = 16 * 1024
 _ERROR_LINE = re.compile(
-    r"^(E  |ERROR|FAIL|INTERNALERROR|not ok|\s*[A-Za-z_.]*(Error|Exception)\b)"
+    r"^(E  |ERROR|FAIL|SUBFAIL|INTERNALERROR|not ok|\s*[A-Za-z_.]*(Error|Exception)\b)"
 )
 
 
