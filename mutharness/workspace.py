@@ -313,14 +313,64 @@ class SourceRepo:
     def committed_bytes(self, path: str) -> bytes | None:
         """`path` as a checkout of HEAD writes it, line endings and filters applied (the
         repository's own filter drivers never run): the bytes a workspace holds."""
+        return self.bytes_at(self.head, path)
+
+    def base_commit(self, rev: str) -> str:
+        """The commit `rev` names (for `--since` / `--base`); a clear error when this clone
+        does not hold it (a shallow CI clone fetched without the base)."""
+        if not rev or rev.startswith("-"):
+            raise GitError(f"{rev!r} is not a revision", remedy="name a commit, branch or tag")
+        try:
+            found = _run(self.git, self.root, ["rev-parse", "--verify", "--quiet",
+                                               "--end-of-options", f"{rev}^{{commit}}"])
+        except GitError:
+            found = ""
+        if not found.strip():
+            shallow = (self.root / ".git" / "shallow").is_file()
+            raise GitError(
+                f"{rev} is not a commit this clone holds"
+                + (" (it is a shallow clone)" if shallow else ""),
+                remedy=(
+                    f"fetch it as well as HEAD, e.g. git fetch --depth=1 origin {rev} (in "
+                    "GitHub Actions: the pull request's base sha); mutharness compares the two "
+                    "trees and needs no history between them"
+                ),
+            )
+        return found.strip()
+
+    def committed_since(self, base: str) -> tuple[str, ...]:
+        """The paths whose blobs differ between `base` and HEAD (both sides of a rename)."""
+        output = _run(self.git, self.root, [
+            "diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", "--no-textconv",
+            base, self.head, "--",
+        ], self.neutral, strip_newline_in_stdout=False)
+        return tuple(sorted(path for path in output.split("\0") if path))
+
+    def changed_since(self, base: str) -> tuple[str, ...]:
+        """Every path changed since `base`: committed since, uncommitted, and untracked."""
+        return tuple(sorted(
+            set(self.committed_since(base)) | set(status_paths(self.changes()))
+        ))
+
+    def bytes_at(self, commit: str, path: str) -> bytes | None:
+        """`path` as a checkout of `commit` writes it (None when that commit lacks it)."""
         try:
             output = _call(
-                self.git, self.root, ["cat-file", "--filters", f"{self.head}:{path}"],
+                self.git, self.root, ["cat-file", "--filters", f"{commit}:{path}"],
                 self.neutral, stdout_as_string=False, strip_newline_in_stdout=False,
             )
         except GitError:
             return None
         return bytes(output)
+
+    def mode_at(self, commit: str, path: str) -> str | None:
+        """`path`'s git mode in `commit`'s tree (None when it holds no such entry)."""
+        output = _run(self.git, self.root, ["ls-tree", "-z", commit, "--", path],
+                      strip_newline_in_stdout=False)
+        for entry in output.split("\0"):
+            if entry and entry.split("\t", 1)[-1] == path:
+                return entry.split()[0]
+        return None
 
     def last_commit_touching(self, paths: Iterable[str]) -> str:
         """The newest commit at or before HEAD that changed any of `paths` (HEAD if none did)."""

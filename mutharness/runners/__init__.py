@@ -34,6 +34,10 @@ class RunnerKind:
     entry_path: Callable[[str], str]  # the repo-relative path an entry names
     create: Callable[[RunnerSetup], Runner]
     describe: Callable[[Mapping[str, str]], tuple[tuple[str, str], ...]]  # evidence rows
+    split_id: Callable[[str], tuple[str, str]]  # a test id -> (file, name)
+    covers: Callable[[Sequence[str], str, str], bool]  # entries run the test file + name
+    is_test_module: Callable[[str], bool]  # a path named as the runner's test files are
+    config_inputs: Callable[[Sequence[str], frozenset[str]], tuple[str, ...]]  # conftest.py...
 
 
 def _pytest_rows(versions: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
@@ -71,9 +75,14 @@ def _node(setup: RunnerSetup) -> Runner:
 
 
 RUNNERS: Final[Mapping[str, RunnerKind]] = MappingProxyType({
-    pytest.NAME: RunnerKind(pytest.NAME, pytest.entry_problem, pytest.entry_path, _pytest,
-                            _pytest_rows),
-    node.NAME: RunnerKind(node.NAME, node.entry_problem, node.entry_path, _node, _node_rows),
+    pytest.NAME: RunnerKind(
+        pytest.NAME, pytest.entry_problem, pytest.entry_path, _pytest, _pytest_rows,
+        pytest.split_id, pytest.covers, pytest.is_test_module, pytest.config_inputs,
+    ),
+    node.NAME: RunnerKind(
+        node.NAME, node.entry_problem, node.entry_path, _node, _node_rows,
+        node.split_id, node.covers, node.is_test_module, node.config_inputs,
+    ),
 })
 DEFAULT = pytest.NAME
 

@@ -87,6 +87,10 @@ class RunnerFacts(Protocol):
 
     def to_json(self) -> dict[str, Any]: ...
 
+    def inputs(self) -> tuple[str, ...]:
+        """Repo-relative files the run read as configuration (pytest's config file)."""
+        ...
+
 
 @dataclass(frozen=True)
 class NoFacts:
@@ -97,6 +101,10 @@ class NoFacts:
     def to_json(self) -> dict[str, Any]:
         """What was recorded, as it was."""
         return dict(self.recorded)
+
+    def inputs(self) -> tuple[str, ...]:
+        """None known."""
+        return ()
 
 
 @dataclass(frozen=True)
@@ -158,6 +166,7 @@ class RunRequest:
     scratch: Path  # an empty directory outside `cwd`, for this run only
     timeout_s: float
     collect_only: bool = False
+    keep_going: bool = False  # run the files that load when another fails to (red-first)
 
 
 @dataclass(frozen=True)

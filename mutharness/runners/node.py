@@ -26,7 +26,7 @@ from mutharness.runners.base import (
     TestOutcome,
     log_tail,
 )
-from mutharness.runners.node_events import NodeEvents, read_events
+from mutharness.runners.node_events import SEPARATOR, NodeEvents, read_events
 from mutharness.runners.sandbox import sandboxed
 
 NAME = "node"
@@ -63,6 +63,47 @@ def entry_path(entry: str) -> str:
     return entry.rstrip("/")
 
 
+def split_id(nodeid: str) -> tuple[str, str]:
+    """A test id's (file, name): `test/a.test.js > suite > test` -> the file and
+    `suite > test`."""
+    file, _, name = nodeid.partition(SEPARATOR)
+    return file, name
+
+
+def covers(entries: Sequence[str], file: str, name: str) -> bool:
+    """Whether running `entries` runs a test of `file` (the file, or a directory above it)."""
+    del name  # node runs whole files
+    return any(
+        file == entry_path(entry) or file.startswith(entry_path(entry) + "/")
+        for entry in entries
+    )
+
+
+def is_test_module(path: str) -> bool:
+    """node's default test file names: `*.test.js`, `*-test.js`, `*_test.js`, `test-*.js`,
+    `test.js` (and the other JS/TS suffixes)."""
+    name = path.rsplit("/", 1)[-1]
+    stem = next((name[: -len(suffix)] for suffix in SUFFIXES if name.endswith(suffix)), None)
+    if stem is None:
+        return False
+    return stem == "test" or stem.startswith("test-") or stem.endswith(
+        (".test", "-test", "_test")
+    )
+
+
+def config_inputs(tests: Sequence[str], tracked: frozenset[str]) -> tuple[str, ...]:
+    """Every tracked `package.json` on the path from the root to each entry (its `type`
+    decides how node loads the files)."""
+    found: set[str] = set()
+    for entry in tests:
+        parts = entry_path(entry).split("/")
+        for depth in range(len(parts)):
+            candidate = "/".join([*parts[:depth], "package.json"])
+            if candidate in tracked:
+                found.add(candidate)
+    return tuple(sorted(found))
+
+
 @dataclass(frozen=True)
 class NodeFacts:
     """What only node observes: its version, the files that failed to load, node's own totals."""
@@ -86,6 +127,10 @@ class NodeFacts:
             "summary": None if self.summary is None else dict(self.summary),
             "diagnostics": dict(self.diagnostics),
         }
+
+    def inputs(self) -> tuple[str, ...]:
+        """node reads no configuration file of its own (package.json is known statically)."""
+        return ()
 
 
 def child_environment(environ: Mapping[str, str]) -> dict[str, str]:

@@ -71,6 +71,50 @@ def entry_path(entry: str) -> str:
     return entry.split("::", 1)[0].rstrip("/")
 
 
+def split_id(nodeid: str) -> tuple[str, str]:
+    """A node id's (file, name): `tests/a.py::Class::test[1]` -> the file and `Class::test[1]`."""
+    file, _, name = nodeid.partition("::")
+    return file, name
+
+
+def covers(entries: Sequence[str], file: str, name: str) -> bool:
+    """Whether running `entries` runs the test `file` + `name` (a file, a directory above
+    it, or a node id naming it or its class)."""
+    nodeid = f"{file}::{name}"
+    for entry in entries:
+        path = entry_path(entry)
+        if "::" in entry:
+            if nodeid == entry or nodeid.startswith((f"{entry}::", f"{entry}[")):
+                return True
+        elif file == path or file.startswith(f"{path}/") or not path:
+            return True
+    return False
+
+
+TEST_MODULE = re.compile(r"(^|/)(test_[^/]*|[^/]*_test)\.py$")
+
+
+def is_test_module(path: str) -> bool:
+    """pytest's default test module names: `test_*.py`, `*_test.py`."""
+    return bool(TEST_MODULE.search(path))
+
+
+def config_inputs(tests: Sequence[str], tracked: frozenset[str]) -> tuple[str, ...]:
+    """Every tracked `conftest.py` pytest loads for `tests`: those on the path from the
+    repository root to each entry, and those inside a directory entry."""
+    found: set[str] = set()
+    for entry in tests:
+        parts = entry_path(entry).split("/")
+        for depth in range(len(parts)):
+            candidate = "/".join([*parts[:depth], "conftest.py"])
+            if candidate in tracked:
+                found.add(candidate)
+        prefix = entry_path(entry) + "/"
+        found.update(path for path in tracked
+                     if path.startswith(prefix) and path.endswith("/conftest.py"))
+    return tuple(sorted(found))
+
+
 @dataclass(frozen=True)
 class PytestFacts:
     """What only pytest observes: its own exit code in the report, the imports, its config file."""
@@ -82,6 +126,12 @@ class PytestFacts:
     def to_json(self) -> dict[str, Any]:
         """The facts the results file keeps (the import record is summarised by `loaded`)."""
         return {"pytest_exit": self.pytest_exit, "config_file": self.config_file}
+
+    def inputs(self) -> tuple[str, ...]:
+        """The checkout's files the run read as configuration: pytest's config file."""
+        if self.config_file is None or self.config_file.startswith("none "):
+            return ()
+        return (self.config_file,)
 
 
 def _is_boot_dir(entry: str) -> bool:
@@ -261,7 +311,8 @@ class PytestRunner:
         return True
 
     def argv(
-        self, tests: Sequence[str], cwd: Path, report: Path, collect_only: bool = False
+        self, tests: Sequence[str], cwd: Path, report: Path, collect_only: bool = False,
+        keep_going: bool = False,
     ) -> list[str]:
         """The fixed command line; spec text only ever appears as test paths after the options."""
         return [
@@ -274,6 +325,7 @@ class PytestRunner:
             *(["-o", f"addopts={self.addopts}"] if self.addopts is not None else []),
             "--maxfail=0",  # overrides a project's -x/--maxfail: every run runs every test
             *(["--collect-only"] if collect_only else []),
+            *(["--continue-on-collection-errors"] if keep_going else []),
             "--json-report", f"--json-report-file={report}",
             "--json-report-omit", "log", "traceback", "streams", "warnings", "keywords",
             "-q", "--color=no",
@@ -320,7 +372,7 @@ class PytestRunner:
         env = self.environment(cwd, scratch, boot)
         started_wall = time.time()
         result = process.run(
-            self.argv(request.tests, cwd, report, request.collect_only),
+            self.argv(request.tests, cwd, report, request.collect_only, request.keep_going),
             cwd=cwd, env=env, log_path=scratch / "pytest.log", timeout_s=request.timeout_s,
         )
         state, document = read_report(report, started_wall, result.returncode)
