@@ -19,6 +19,7 @@ from mutharness.errors import (
     ForcedExit,
     Interrupted,
     MutharnessError,
+    NothingSelected,
     OSProblem,
     OutputClosed,
     SpecError,
@@ -39,14 +40,18 @@ EXIT_CODES_HELP = (
 )
 
 
+POLICY_NAME = "platform-skips.json"  # beside the specs, and not one
+
+
 def _expand(paths: tuple[Path, ...]) -> tuple[Path, ...]:
-    """Spec arguments: files as given, directories as their sorted `*.json` files."""
+    """Spec arguments: files as given, directories as their sorted `*.json` files (but the
+    platform skip policy, `platform-skips.json`)."""
     expanded: list[Path] = []
     for path in paths:
         if not path.exists() and not path.is_symlink():
             raise SpecError((SpecProblem(str(path), "", "does not exist"),))
         if path.is_dir():
-            found = sorted(path.glob("*.json"))
+            found = sorted(p for p in path.glob("*.json") if p.name != POLICY_NAME)
             if not found:
                 raise SpecError((SpecProblem(str(path), "", "is a directory with no *.json"),))
             expanded.extend(found)
@@ -131,8 +136,12 @@ def _with_options(command: Command) -> Command:
     """One click option per declared option (options.OPTIONS): its flag, type and doc; no
     click default, so that an option not given falls through to the config file."""
     for option in reversed(OPTIONS):
-        default = "" if option.default in (None, ()) else f" [default: {option.default}]"
+        default = "" if option.default in (None, (), False) else f" [default: {option.default}]"
         doc = option.doc if "[default:" in option.doc else option.doc + default
+        if option.kind is Kind.FLAG:
+            command = click.option(option.flag, option.parameter, is_flag=True, default=False,
+                                   help=doc)(command)
+            continue
         command = click.option(
             option.flag, option.parameter, type=_click_type(option), default=None,
             multiple=option.kind is Kind.TEXTS, help=doc,
@@ -140,8 +149,42 @@ def _with_options(command: Command) -> Command:
     return command
 
 
+def _default_specs(what: str) -> tuple[Path, ...]:
+    """`specs/` at the repository root, for a command given no SPEC."""
+    from mutharness.spec import display_name
+
+    source, _ = _open_repository()
+    default = source.root / "specs"
+    if not default.is_dir():
+        raise SpecError((SpecProblem(
+            display_name(default, source.root), "",
+            f"is not a directory at the repository root: name the spec files {what}",
+        ),))
+    return (default,)
+
+
+def _settings(
+    specs: tuple[Path, ...], given: dict[str, Any], config: Path | None, allow_dirty: bool,
+    command: tuple[str, ...], **more: Any,
+) -> Any:
+    from mutharness.engine import Settings
+
+    return Settings(
+        spec_paths=_expand(specs), start=Path.cwd(),
+        cli_options={option.name: given[option.parameter] for option in OPTIONS},
+        config=config, allow_dirty=allow_dirty, command=command, **more,
+    )
+
+
+_SINCE_HELP = ("Only the specs affected by changes since REV (committed, uncommitted and "
+               "untracked): a spec whose JSON, tests or targets changed; every spec when "
+               "shared test infrastructure changed (conftest.py, a config file, a helper "
+               "beside the tests, the skip policy, a node preload).")
+
+
 @main.command(epilog=EXIT_CODES_HELP)
-@click.argument("specs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("specs", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--since", "since", metavar="REV", help=_SINCE_HELP + " [default specs: specs/]")
 @click.option("--allow-dirty", is_flag=True,
               help="Include uncommitted changes (their bytes) instead of refusing a dirty tree.")
 @click.option("--fail-fast", is_flag=True, help="Stop at the first unexpected result.")
@@ -157,8 +200,9 @@ def _with_options(command: Command) -> Command:
 @_with_options
 @_guarded("verifying")
 def verify(
-    specs: tuple[Path, ...], allow_dirty: bool, fail_fast: bool, json_path: Path | None,
-    evidence_dir: Path | None, template_dir: Path | None, config: Path | None, **given: Any,
+    specs: tuple[Path, ...], since: str | None, allow_dirty: bool, fail_fast: bool,
+    json_path: Path | None, evidence_dir: Path | None, template_dir: Path | None,
+    config: Path | None, **given: Any,
 ) -> None:
     """Run each SPEC's mutations against its tests and report CAUGHT / SURVIVED.
 
@@ -172,18 +216,16 @@ def verify(
     console = Console()
     try:
         _prepare()
-        from mutharness.engine import Settings
         from mutharness.engine import verify as run_verify
 
-        settings = Settings(
-            spec_paths=_expand(specs),
-            start=Path.cwd(),
-            cli_options={option.name: given[option.parameter] for option in OPTIONS},
-            config=config,
-            allow_dirty=allow_dirty,
-            fail_fast=fail_fast,
-            json_path=json_path.absolute() if json_path else None,
-            command=("mutharness", "verify", *(path.as_posix() for path in specs)),
+        if not specs and since is None:
+            raise SpecError((SpecProblem("verify", "", "name the SPEC files or directories to "
+                                         "verify (or --since REV for those it affects)"),))
+        settings = _settings(
+            specs or _default_specs("to verify"), given, config, allow_dirty,
+            ("mutharness", "verify", *(path.as_posix() for path in specs)),
+            fail_fast=fail_fast, json_path=json_path.absolute() if json_path else None,
+            since=since,
         )
         if evidence_dir is not None:  # a broken override template fails before any test runs
             from mutharness.reports.evidence import load_templates
@@ -191,6 +233,9 @@ def verify(
             load_templates(template_dir)
         with interrupts():
             run = run_verify(settings, console, os.environ)
+    except NothingSelected as nothing:
+        console.line(nothing.message(), "yellow")
+        sys.exit(ExitCode.OK)
     except MutharnessError as error:
         _fail(error, console)
     except OSError as error:
@@ -239,6 +284,157 @@ def _finish(
     return code
 
 
+def _run_command(console: Console, body: Callable[[], int]) -> NoReturn:
+    """A command that runs tests: its errors, signals and a second signal, as verify's."""
+    try:
+        _prepare()
+        with interrupts():
+            code = body()
+    except NothingSelected as nothing:
+        console.line(nothing.message(), "yellow")
+        sys.exit(ExitCode.OK)
+    except MutharnessError as error:
+        _fail(error, console)
+    except OSError as error:
+        _fail(OSProblem.from_error(error, "running the tests"), console)
+    except KeyboardInterrupt:
+        sys.exit(ExitCode.INTERRUPTED)
+    except Interrupted as interrupted:
+        sys.exit(exit_status(interrupted.signal_number))
+    except ForcedExit as forced:
+        console.line(
+            f"second signal ({forced.signal_number}): exited at once; tests killed, lock "
+            "released; the workspace is removed by the next run", "red", err=True,
+        )
+        os._exit(exit_status(forced.signal_number))
+    sys.exit(code)
+
+
+@main.command("baseline")
+@click.argument("specs", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--all", "all_specs", is_flag=True, help="Every spec in specs/.")
+@click.option("--since", "since", metavar="REV", help=_SINCE_HELP + " [default specs: specs/]")
+@click.option("--repeat", type=click.IntRange(1, 20), default=None,
+              help="Run each test set N times; a test whose outcome differs is unstable "
+                   "[default: baseline-runs].")
+@click.option("--allow-dirty", is_flag=True,
+              help="Include uncommitted changes (their bytes) instead of refusing a dirty tree.")
+@click.option("--config", "config", type=click.Path(path_type=Path, dir_okay=False),
+              help="Project config file (TOML), as for verify.")
+@_with_options
+@_guarded("measuring the baselines")
+def baseline_command(
+    specs: tuple[Path, ...], all_specs: bool, since: str | None, repeat: int | None,
+    allow_dirty: bool, config: Path | None, **given: Any,
+) -> None:
+    """Measure each SPEC's tests and check its expectBaselinePass; never edits a spec.
+
+    One line per spec: `ok <spec>: P pass + S approved skips = T [...]`, `DRIFT <spec>: ...`
+    or `UNTRUSTWORTHY <spec>: <reason>`, then `N spec(s) measured, D drift, U untrustworthy`.
+    Approved skips come from the platform skip policy (specs/platform-skips.json). Specs
+    with the same tests share one measurement. Exit 2 if any is untrustworthy, else 1 if
+    any drifted, else 0.
+    """
+    from mutharness.reports.console import PinConsole
+
+    console = PinConsole()
+
+    def body() -> int:
+        from mutharness.engine import baseline
+        from mutharness.pins import exit_code, summary
+
+        if all_specs and specs:
+            raise SpecError((SpecProblem("baseline", "", "name SPEC files or --all, not both"),))
+        if not (specs or all_specs or since is not None):
+            raise SpecError((SpecProblem(
+                "baseline", "", "name the SPEC files to measure, --all, or --since REV"),))
+        settings = _settings(
+            specs or _default_specs("to measure"), given, config, allow_dirty,
+            ("mutharness", "baseline", *(path.as_posix() for path in specs)), since=since,
+        )
+        pins = baseline(settings, console, os.environ, repeat, console.pin)
+        code = exit_code(pins)
+        console.line(summary(pins), "green" if code is ExitCode.OK else "red")
+        return int(code)
+
+    _run_command(console, body)
+
+
+@main.command("redfirst")
+@click.argument("specs", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--base", "rev", required=True, metavar="REV",
+              help="The commit before the fix: every non-test file changed since is reverted.")
+@click.option("--test", "tests", multiple=True, metavar="PATH_OR_ID",
+              help="A test file or id to run [default: the SPECs' tests, else the test files "
+                   "changed since REV].")
+@click.option("--expect-red", multiple=True, metavar="ID",
+              help="A test (or file) that must fail with the fix reverted.")
+@click.option("--load-error-is-red", is_flag=True,
+              help="Count a test whose file cannot load without the fix as red.")
+@click.option("--allow-dirty", is_flag=True,
+              help="Include uncommitted changes (their bytes) instead of refusing a dirty tree.")
+@click.option("--json", "json_path", type=click.Path(path_type=Path, dir_okay=False),
+              help="Results file [default: .mutharness/redfirst.json].")
+@click.option("--evidence", "evidence_dir", type=click.Path(path_type=Path, file_okay=False),
+              help="Add a 'Red first' section to each SPEC's evidence document in this "
+                   "directory (rendered by verify --evidence before).")
+@click.option("--template-dir", type=click.Path(path_type=Path, file_okay=False, exists=True),
+              help="Templates that override the packaged ones (spec.md.j2, index.md.j2).")
+@click.option("--config", "config", type=click.Path(path_type=Path, dir_okay=False),
+              help="Project config file (TOML), as for verify.")
+@_with_options
+@_guarded("proving red-first")
+def redfirst_command(
+    specs: tuple[Path, ...], rev: str, tests: tuple[str, ...], expect_red: tuple[str, ...],
+    load_error_is_red: bool, allow_dirty: bool, json_path: Path | None,
+    evidence_dir: Path | None, template_dir: Path | None, config: Path | None, **given: Any,
+) -> None:
+    """Prove that tests pin a fix: run them at HEAD, then with the fix reverted.
+
+    The fix is every file outside the tests that changed between REV and HEAD; it is put
+    back to its bytes at REV in the workspace (the tests stay as at HEAD). Per test:
+    RED-FIRST (passes at HEAD, fails reverted), INVARIANT (passes both), LOAD-ERROR, ...
+    The last line is `red-first: R of T test(s) fail with the fix reverted (...)`. Exit 0
+    when every test passes at HEAD and at least one (and every --expect-red) fails with the
+    fix reverted; 1 when none does; 2 when there is no trustworthy answer.
+    """
+    from mutharness.reports.console import Console
+
+    console = Console()
+
+    def body() -> int:
+        from mutharness.engine import RedFirstRequest, redfirst
+        from mutharness.reports.evidence import add_red_first, load_templates
+
+        if evidence_dir is not None:
+            if not specs:
+                raise SpecError((SpecProblem("redfirst", "", "--evidence needs the SPEC(s) "
+                                             "whose documents get the section"),))
+            load_templates(template_dir)
+        command = ("mutharness", "redfirst", "--base", rev,
+                   *(path.as_posix() for path in specs),
+                   *(word for test in tests for word in ("--test", test)),
+                   *(word for test in expect_red for word in ("--expect-red", test)),
+                   *(("--load-error-is-red",) if load_error_is_red else ()))
+        settings = _settings(specs, given, config, allow_dirty, command,
+                             json_path=json_path.absolute() if json_path else None)
+        record, results = redfirst(
+            settings, RedFirstRequest(rev, tests, expect_red, load_error_is_red,
+                                      evidence_dir.absolute() if evidence_dir else None),
+            console,
+            os.environ,
+        )
+        ids = [path.stem for path in settings.spec_paths]
+        console.line(f"results: {results}", "bright_black")
+        if evidence_dir is not None:
+            for written in add_red_first(evidence_dir, ids, record, template_dir):
+                console.line(f"evidence: {written}", "bright_black")
+        console.red_first(record)
+        return int(record.exit_code())
+
+    _run_command(console, body)
+
+
 @main.command()
 @click.argument("results", type=click.Path(path_type=Path, dir_okay=False, exists=True))
 @click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False),
@@ -267,8 +463,9 @@ def render(results: Path, out_dir: Path, template_dir: Path | None) -> None:
 @main.command()
 @click.argument("specs", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--suggest", is_flag=True, help="Propose a repaired anchor for a drifted one.")
+@click.option("--since", "since", metavar="REV", help=_SINCE_HELP)
 @_guarded("checking the specs")
-def check(specs: tuple[Path, ...], suggest: bool) -> None:
+def check(specs: tuple[Path, ...], suggest: bool, since: str | None) -> None:
     """Static check of SPECs (default: every spec in specs/): schema and exactly-once anchors.
 
     No tests run; every problem is listed at once. Fast enough for a pre-commit hook.
@@ -277,17 +474,25 @@ def check(specs: tuple[Path, ...], suggest: bool) -> None:
     try:
         source, console = _open_repository()
         from mutharness.check import check_spec_files
-        from mutharness.spec import display_name
+        from mutharness.spec import display_name, read_specs
 
-        default = source.root / "specs"
-        if not specs and not default.is_dir():
-            raise SpecError((SpecProblem(
-                display_name(default, source.root), "",
-                "is not a directory at the repository root: name the spec files to check "
-                "(mutharness check path/to/spec.json)",
-            ),))
-        paths = _expand(specs or (default,))
+        paths = _expand(specs or _default_specs("to check (mutharness check path/to/spec.json)"))
         display = [display_name(path, source.root) for path in paths]
+        if since is not None:
+            from mutharness.engine import since_selection
+            from mutharness.options import read_config, resolve
+
+            parsed, _ = read_specs(paths, display)  # problems: reported by the check below
+            values, config_file = read_config(source.root, None)
+            selection = since_selection(source, since, parsed, resolve({}, values, config_file),
+                                        frozenset(source.tracked()))
+            console.line(selection.describe(), "bright_black")
+            chosen = {spec.path for spec in selection.specs}
+            kept = [(path, name) for path, name in zip(paths, display, strict=True)
+                    if name in chosen or name not in {spec.path for spec in parsed}]
+            paths, display = tuple(path for path, _ in kept), [name for _, name in kept]
+            if not paths:
+                sys.exit(ExitCode.OK)
         loaded = check_spec_files(paths, display, source, suggest)
     except MutharnessError as error:
         _fail(error)
@@ -330,7 +535,7 @@ def evidence_check(evidence_dir: Path | None) -> None:
             )
             for item in verdict.stale:
                 state = "missing" if item.missing else "changed"
-                console.line(f"    {item.path} {state}", "red")
+                console.line(f"    {item.path} {state} (stales: {', '.join(item.facts)})", "red")
         else:
             console.line(f"{verdict.document}: fresh")
     console.line(

@@ -259,6 +259,19 @@ class InstalledCopyError(MutharnessError):
         )
 
 
+class NothingSelected(MutharnessError):
+    """`--since` found no spec its changes affect: nothing is measured, nothing is claimed."""
+
+    exit_code = ExitCode.OK
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
+
+    def message(self) -> str:
+        return self.why
+
+
 class Interrupted(BaseException):
     """A termination signal arrived; unwinds like KeyboardInterrupt so cleanup runs."""
 

@@ -39,6 +39,7 @@ class Kind(StrEnum):
     TEXT = "text"
     PATH = "path"
     TEXTS = "texts"  # a list of strings
+    FLAG = "flag"  # on or off; the command-line flag turns it on
 
 
 class Source(StrEnum):
@@ -93,6 +94,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("pytest-addopts", Kind.TEXT, None,
            "Replaces the project's pytest `addopts` in every run (for options such as "
            "--cov-fail-under that fail a subset of the suite for reasons unrelated to it)."),
+    Option("platform-skips", Kind.PATH, "specs/platform-skips.json",
+           "The reviewed platform skip policy, repo-relative (absent: no skip is approved)."),
+    Option("strict-skips", Kind.FLAG, False,
+           "Refuse any skipped or todo test the platform skip policy does not list."),
     Option("node.import", Kind.TEXTS, (),
            "Modules preloaded with `node --import` in every run, baseline and mutants alike "
            "(e.g. ./test/setup-env.mjs)."),
@@ -143,6 +148,8 @@ class Options:
             if option.kind is Kind.TEXTS:
                 for item in value:
                     words += [option.flag, str(item)]
+            elif option.kind is Kind.FLAG:
+                words.append(option.flag)
             else:
                 words += [option.flag, _word(value)]
         return words
@@ -178,6 +185,10 @@ def _checked(option: Option, value: Any, file: str) -> Any:
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
             raise bad("must be an array of strings")
         return tuple(value)
+    if option.kind is Kind.FLAG:
+        if not isinstance(value, bool):
+            raise bad("must be true or false")
+        return value
     if option.kind in (Kind.TEXT, Kind.PATH):
         if not isinstance(value, str) or not value:
             raise bad("must be a non-empty string")
@@ -259,6 +270,22 @@ def _values(table: Mapping[str, Any], file: str) -> dict[str, Any]:
     return {name: _checked(BY_NAME[name], value, file) for name, value in flat.items()}
 
 
+def project_inputs(options: Options, runner: str) -> tuple[str, ...]:
+    """Repo-relative files these options make part of every run of `runner`: the project
+    config file, and node's preload modules (a package name is no file)."""
+    named = [options.config_file.split(" [", 1)[0]] if options.config_file else []
+    if runner == "node":
+        named += [module for module in (*options["node.import"], *options["node.require"])
+                  if module.startswith(("./", "../")) or (
+                      "/" in module and not module.startswith("@"))]  # @scope/pkg: a package
+    found: list[str] = []
+    for name in named:
+        parts = [part for part in name.replace("\\", "/").split("/") if part not in ("", ".")]
+        if parts and ".." not in parts and not Path(name).is_absolute():
+            found.append("/".join(parts))
+    return tuple(found)
+
+
 def defaults() -> Options:
     """Every option at its default."""
     return resolve({}, {}, None)
@@ -271,7 +298,7 @@ def resolve(cli: Mapping[str, Any], config: Mapping[str, Any], config_file: str 
     sources: dict[str, Source] = {}
     for option in OPTIONS:
         given = cli.get(option.name)
-        if given is not None and given != ():
+        if given is not None and given != () and not (option.kind is Kind.FLAG and not given):
             values[option.name], sources[option.name] = given, Source.CLI
         elif option.name in config:
             values[option.name], sources[option.name] = config[option.name], Source.CONFIG

@@ -15,6 +15,8 @@ from typing import Any
 from mutharness.atomic import write_atomic
 from mutharness.errors import ExitCode, MutharnessError
 from mutharness.paths import shown
+from mutharness.pins import Pin
+from mutharness.redfirst import RedFirst, red_first_from_json
 from mutharness.runners.base import (
     NoFacts,
     Outcome,
@@ -26,7 +28,7 @@ from mutharness.runners.base import (
 from mutharness.spec import Mutation, Spec
 from mutharness.verdict import Verdict
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 MAX_LISTED = 20  # files removed between runs, listed per mutation
 
 
@@ -65,6 +67,9 @@ class SpecResult:
     source_commit: str = ""  # the newest commit that touched any of `depends_on`
     stopped: str = ""  # why the spec's mutations were not all run (interrupted, an error)
     tools: tuple[tuple[str, str], ...] = ()  # (tool, version) of the runner that ran it
+    pin: Pin | None = None  # the baseline line, as `mutharness baseline` prints it
+    pin_depends_on: Mapping[str, str] = field(default_factory=dict)  # what the count depends on
+    red_first: RedFirst | None = None  # a red-first proof recorded for the spec
 
 
 class RecordedError(MutharnessError):
@@ -241,6 +246,10 @@ def spec_json(result: SpecResult, timings: bool = True) -> dict[str, Any]:
             for o in baseline.outcomes if o.outcome.is_inert
         ],
         "mutations": [_mutation(mutation, timings) for mutation in result.mutations],
+        "pin": None if result.pin is None else {
+            **result.pin.to_json(), "depends_on": dict(sorted(result.pin_depends_on.items())),
+        },
+        "red_first": None if result.red_first is None else result.red_first.to_json(),
     }
     if timings:
         document["timeout_s"] = result.timeout_s
@@ -271,6 +280,22 @@ def to_json(run: RunResult, timings: bool = True) -> dict[str, Any]:
 def write_results(run: RunResult, path: Path) -> None:
     """Write the results JSON file atomically."""
     write_atomic(path, json.dumps(to_json(run), indent=2, ensure_ascii=False) + "\n")
+
+
+RED_FIRST_KIND = "red-first"
+
+
+def write_red_first(
+    record: RedFirst, spec_ids: tuple[str, ...], command: tuple[str, ...],
+    tools: Mapping[str, str], path: Path,
+) -> None:
+    """Write a red-first run's results file atomically (its own kind, this schema)."""
+    document = _clean({
+        "schema": SCHEMA_VERSION, "kind": RED_FIRST_KIND, "commit": record.head,
+        "command": list(command), "tool": dict(tools), "specs": list(spec_ids),
+        "exit_code": int(record.exit_code()), "red_first": record.to_json(),
+    })
+    write_atomic(path, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
 
 
 class _Reader:
@@ -404,10 +429,22 @@ def _spec(reader: _Reader) -> SpecResult:
     if not all(isinstance(v, str) for v in depends.values()):
         raise _Bad(f"{reader.where}depends_on holds a digest that is not a string")
     tools = tuple((row.text("fact"), row.text("value")) for row in reader.objects("tools"))
+    pin_reader = reader.child("pin") if "pin" in reader.document else None
+    pin = None if pin_reader is None else Pin(
+        pin_reader.text("spec"), pin_reader.integer("expected"), pin_reader.integer("passed"),
+        pin_reader.texts("approved"), pin_reader.texts("unlisted"), pin_reader.text("reason"),
+        pin_reader.texts("tests"),
+    )
+    pin_depends = {} if pin_reader is None else pin_reader.table("depends_on")
+    red = reader.child("red_first") if "red_first" in reader.document else None
+    try:
+        red_first = None if red is None else red_first_from_json(red.document)
+    except (KeyError, TypeError, ValueError) as error:
+        raise _Bad(f"{reader.where}red_first is not a red-first record: {error}") from None
     return SpecResult(
         spec, None if baseline is None else _facts(baseline), reader.number("timeout_s", 0.0),
         tuple(mutations), reader.text("error"), depends, reader.text("source_commit"),
-        reader.text("stopped", ""), tools,
+        reader.text("stopped", ""), tools, pin, pin_depends, red_first,
     )
 
 

@@ -49,12 +49,16 @@ def _examples(ids: Sequence[str]) -> str:
     return shown_ids + (f" and {len(ids) - EXAMPLES} more" if len(ids) > EXAMPLES else "")
 
 
-def run_problem(facts: RunFacts, collect_only: bool = False) -> str | None:
+def run_problem(
+    facts: RunFacts, collect_only: bool = False, load_errors: bool = False
+) -> str | None:
     """Why a run's facts cannot be believed at all, baseline or mutant (None when they can).
 
     A crash is never a kill: no report, a report from another run, a session cut short, a
     test that "passed" without running its body, all make a run that proves nothing. A
-    `collect_only` run (the probe before a baseline) must collect without an error.
+    `collect_only` run (the probe before a baseline) must collect without an error. With
+    `load_errors` (red-first's reverted side) files that fail to load are facts, not a
+    problem: the runner's exit then says so, whatever the tests that did load did.
     """
     if facts.timed_out:
         return f"exceeded {facts.timeout_s:g} s"
@@ -62,7 +66,8 @@ def run_problem(facts: RunFacts, collect_only: bool = False) -> str | None:
         return f"killed by signal {facts.signal}"
     if facts.report is not ReportState.OK:
         return f"report {facts.report.value} (exit status {facts.exit_status}){_said(facts)}"
-    if facts.collection_errors:
+    loaded_only = load_errors and bool(facts.collection_errors)
+    if facts.collection_errors and not loaded_only:
         return (
             f"collection error in {', '.join(facts.collection_errors[:EXAMPLES])}{_said(facts)}"
         )
@@ -73,7 +78,7 @@ def run_problem(facts: RunFacts, collect_only: bool = False) -> str | None:
         return f"{facts.runner} exit status {facts.exit_status}{_said(facts)}"
     if collect_only:
         return None
-    if not facts.outcomes:
+    if not facts.outcomes and not loaded_only:
         return "ran 0 tests: an empty run proves nothing"
     bodiless = [o.nodeid for o in facts.outcomes if o.outcome is Outcome.NO_CALL]
     if bodiless:
@@ -93,7 +98,7 @@ def run_problem(facts: RunFacts, collect_only: bool = False) -> str | None:
             f"{len(cancelled)} test(s) cancelled before they finished (a failing hook, or the "
             f"file ended first): {_examples(cancelled)}"
         )
-    if (facts.exit is RunExit.TESTS_FAILED) != bool(facts.failed):
+    if (facts.exit is RunExit.TESTS_FAILED) != bool(facts.failed) and not loaded_only:
         return (
             f"exit status {facts.exit_status} disagrees with {facts.failed} failing test(s)"
             f"{_said(facts)}"
@@ -101,11 +106,11 @@ def run_problem(facts: RunFacts, collect_only: bool = False) -> str | None:
     return None
 
 
-def baseline_problem(facts: RunFacts, expected_pass: int) -> str | None:
+def baseline_problem(facts: RunFacts, expected_pass: int, approved: int = 0) -> str | None:
     """Why a baseline run is not green, complete and at the spec's count (None when it is).
 
     Skips and xfails are accepted (they must stay the same in every run, see inert_problem);
-    `expectBaselinePass` counts passes only."""
+    `expectBaselinePass` counts passes plus the `approved` platform skips (see skips)."""
     counts = f"pass={facts.passed} fail={facts.failed} tests={len(facts.outcomes)}"
     if facts.timed_out:
         return f"timed out after {facts.timeout_s:g} s"
@@ -117,9 +122,10 @@ def baseline_problem(facts: RunFacts, expected_pass: int) -> str | None:
         )
     if problem is not None:
         return f"no trustworthy run: {problem} ({counts})"
-    if facts.passed != expected_pass:
+    if facts.passed + approved != expected_pass:
+        skips = f" + {approved} approved skip(s)" if approved else ""
         return (
-            f"baseline pass={facts.passed} but the spec expects {expected_pass}; "
+            f"baseline pass={facts.passed}{skips} but the spec expects {expected_pass}; "
             "either the suite changed or the spec is stale"
         )
     return None

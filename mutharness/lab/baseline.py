@@ -1,4 +1,4 @@
-"""A spec's baseline: the collect probe, N baseline runs, their judgement, the timeout."""
+"""A spec's baseline: the collect probe, N baseline runs, their judgement, the pin, the timeout."""
 
 from __future__ import annotations
 
@@ -7,26 +7,57 @@ from dataclasses import dataclass
 
 from mutharness.errors import BaselineError, MutharnessError, WorkspaceError
 from mutharness.lab.scenario import Lab, Ran, Scenario, run_scenario
+from mutharness.pins import Pin
 from mutharness.runners.base import RunFacts
+from mutharness.skips import SkipCount, SkipRules
 from mutharness.spec import Spec
 from mutharness.verdict import baseline_problem, run_problem, unstable_tests
 
 
 @dataclass(frozen=True)
 class Baseline:
-    """A green, complete baseline: the run that sets the timeout, and that timeout."""
+    """A green, complete baseline: the run that sets the timeout, that timeout, the pin."""
 
     facts: RunFacts  # the slowest of the baseline runs
     timeout_s: float
+    pin: Pin
 
 
 class SpecStopped(Exception):
-    """A spec that cannot give any verdict: the error, and the run it is about."""
+    """A spec that cannot give any verdict: the error, the run it is about, and the pin as
+    measured when the measurement itself could be believed (a drifted count)."""
 
-    def __init__(self, error: MutharnessError, facts: RunFacts | None) -> None:
-        super().__init__(error, facts)
+    def __init__(
+        self, error: MutharnessError, facts: RunFacts | None, pin: Pin | None = None
+    ) -> None:
+        super().__init__(error, facts, pin)
         self.error = error
         self.facts = facts
+        self.pin = pin
+
+    def pin_of(self, spec: Spec) -> Pin:
+        """The pin line this stop gives: the drift measured, else the reason untrustworthy."""
+        if self.pin is not None:
+            return self.pin
+        error = self.error
+        if isinstance(error, BaselineError):
+            return Pin(spec.path, spec.expect_baseline_pass, reason=error.reason,
+                       tests=error.tests)
+        return Pin(spec.path, spec.expect_baseline_pass,
+                   reason=error.message().splitlines()[0])
+
+
+@dataclass(frozen=True)
+class Observed:
+    """Baseline runs that can be believed: green, complete, stable; and their skips."""
+
+    runs: tuple[RunFacts, ...]
+    skips: SkipCount
+
+    def pin(self, spec: Spec) -> Pin:
+        """The spec's pin against this measurement."""
+        return Pin(spec.path, spec.expect_baseline_pass, self.runs[0].passed,
+                   self.skips.approved, self.skips.unlisted)
 
 
 IsolationCheck = Callable[[RunFacts], MutharnessError | None]
@@ -48,16 +79,18 @@ def _numbered(number: int, count: int, reason: str) -> str:
     return reason if count == 1 else f"baseline run {number} of {count}: {reason}"
 
 
-def measure(
+def observe(
     spec: Spec, lab: Lab, runs: int, timeout_s: float, isolation: IsolationCheck,
-    mutation_timeout: Callable[[float], float],
-) -> Baseline:
-    """Collect, then run the baseline `runs` times and judge it (raises SpecStopped).
+    rules: SkipRules,
+) -> Observed:
+    """Collect, then run the baseline `runs` times; raise SpecStopped unless every run can be
+    believed: in order, a run that cannot (a timeout, a crash) is named with its number;
+    tests whose outcome differs between runs are unstable; a red run is named with its own
+    failing tests; a run whose code did not come from the workspace, or whose skips the
+    platform skip policy does not allow, stops the spec. The count is not judged here.
 
     The collect probe must load every test file and pass the runner's isolation check before
-    any baseline runs. Then, in order: a run that cannot be believed (a timeout, a crash) is
-    named with its number; tests whose outcome differs between runs are unstable; a run that
-    is red or off the spec's count is named with its own failing tests."""
+    any baseline runs."""
     if lab.runner_for(spec).collects:
         probe = _settled(run_scenario(Scenario.collect(spec, timeout_s), lab))
         if (problem := run_problem(probe, collect_only=True)) is not None:
@@ -81,12 +114,33 @@ def measure(
             unstable, label="unstable",
         ), done[0])
     for number, facts in enumerate(done, 1):
-        if (found := baseline_problem(facts, spec.expect_baseline_pass)) is not None:
+        if facts.failed:
+            reason = baseline_problem(facts, spec.expect_baseline_pass) or "not green"
             raise SpecStopped(
-                BaselineError(spec.id, _numbered(number, runs, found), facts.failing_ids),
+                BaselineError(spec.id, _numbered(number, runs, reason), facts.failing_ids),
                 facts,
             )
         if (error := isolation(facts)) is not None:
             raise SpecStopped(error, facts)
-    slowest = max(done, key=lambda facts: facts.duration_s)  # the slowest sets the timeout
-    return Baseline(slowest, mutation_timeout(slowest.duration_s))
+    skips = rules.count(done[0], spec.runner, spec.tests)
+    if skips.problem is not None:
+        raise SpecStopped(BaselineError(spec.id, skips.problem), done[0])
+    return Observed(tuple(done), skips)
+
+
+def measure(
+    spec: Spec, lab: Lab, runs: int, timeout_s: float, isolation: IsolationCheck,
+    mutation_timeout: Callable[[float], float], rules: SkipRules,
+) -> Baseline:
+    """`observe`, then the count: passes plus approved skips must be the spec's pin (a
+    drifted count stops the spec, with the pin it measured)."""
+    observed = observe(spec, lab, runs, timeout_s, isolation, rules)
+    approved = len(observed.skips.approved)
+    for number, facts in enumerate(observed.runs, 1):
+        if (found := baseline_problem(facts, spec.expect_baseline_pass, approved)) is not None:
+            raise SpecStopped(
+                BaselineError(spec.id, _numbered(number, runs, found), facts.failing_ids),
+                facts, observed.pin(spec),
+            )
+    slowest = max(observed.runs, key=lambda facts: facts.duration_s)  # sets the timeout
+    return Baseline(slowest, mutation_timeout(slowest.duration_s), observed.pin(spec))

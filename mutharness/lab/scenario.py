@@ -22,6 +22,7 @@ class Kind(StrEnum):
     COLLECT = "collect"  # collect only: the tests load, before any baseline
     BASELINE = "baseline"  # the tests as committed
     MUTANT = "mutant"  # the tests with one mutation in place
+    REVERTED = "reverted"  # the tests with a fix's files put back as they were (red-first)
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,11 @@ class Scenario:
     def baseline(cls, spec: Spec, number: int, timeout_s: float) -> Scenario:
         """Baseline run `number` (1-based)."""
         return cls(spec, Kind.BASELINE, f"baseline-{number}", timeout_s)
+
+    @classmethod
+    def reverted(cls, spec: Spec, timeout_s: float) -> Scenario:
+        """The run with the fix reverted: files that fail to load do not stop the others."""
+        return cls(spec, Kind.REVERTED, "reverted", timeout_s)
 
     @classmethod
     def mutant(cls, spec: Spec, mutation: Mutation, timeout_s: float) -> Scenario:
@@ -97,7 +103,7 @@ def run_scenario(scenario: Scenario, lab: Lab) -> Ran:
     request = RunRequest(
         scenario.spec.tests, workspace.root,
         workspace.scratch(f"runs/{scenario.spec.id}/{scenario.name}"), scenario.timeout_s,
-        collect_only=scenario.kind is Kind.COLLECT,
+        collect_only=scenario.kind is Kind.COLLECT, keep_going=scenario.kind is Kind.REVERTED,
     )
     mutation = scenario.mutation
     if mutation is None:

@@ -3,23 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from mutharness.digest import file_digest
 from mutharness.environment import tool_versions
-from mutharness.errors import ForcedExit, Interrupted, MutharnessError, OSProblem
+from mutharness.errors import Interrupted, MutharnessError, OSProblem
 from mutharness.lab.baseline import Baseline, SpecStopped, measure
+from mutharness.lab.bench import Runners, opened
 from mutharness.lab.events import Listener, Phase
 from mutharness.lab.scenario import Lab, Scenario, run_scenario
-from mutharness.options import Options
+from mutharness.options import Options, project_inputs
+from mutharness.pins import Pin
 from mutharness.results import MutationResult, RunResult, SpecResult, write_results
-from mutharness.runners import RunnerSetup, runner_kind
-from mutharness.runners.base import Isolation, RunFacts, Runner, SpecFiles
+from mutharness.runners import runner_kind
+from mutharness.runners.base import RunFacts, SpecFiles
+from mutharness.skips import SkipRules
 from mutharness.spec import Mutation, Spec
 from mutharness.verdict import classify, meets_expectation
-from mutharness.workspace import SourceRepo, Workspace
+from mutharness.workspace import SourceRepo
 
 
 @dataclass(frozen=True)
@@ -36,33 +39,7 @@ class Plan:
     json_path: Path
     command: tuple[str, ...]
     git_version: str
-
-
-class _Runners:
-    """One runner per runner name, started when a spec first needs it, all closed at the end."""
-
-    def __init__(self, setup: RunnerSetup) -> None:
-        self.setup = setup
-        self.started: dict[str, Runner] = {}
-        self.versions: dict[str, str] = {}
-
-    def __call__(self, spec: Spec) -> Runner:
-        runner = self.started.get(spec.runner)
-        if runner is None:
-            runner = runner_kind(spec.runner).create(self.setup)
-            self.started[spec.runner] = runner  # closed even if start fails
-            self.versions |= runner.start()
-        return runner
-
-    def start(self, specs: tuple[Spec, ...]) -> None:
-        """Start every runner the specs need, before any spec runs (a missing tool is one
-        error up front, not one after some specs have run)."""
-        for spec in specs:
-            self(spec)
-
-    def close(self) -> None:
-        for runner in self.started.values():
-            runner.close()
+    skip_rules: SkipRules = field(default_factory=SkipRules)
 
 
 class _SpecRun:
@@ -75,6 +52,8 @@ class _SpecRun:
         self.baseline: Baseline | None = None
         self.done: list[MutationResult] = []
         self.depends_on: dict[str, str] = {}
+        self.pin_depends_on: dict[str, str] = {}
+        self.pin: Pin | None = None
         self.source_commit = ""
 
     def result(
@@ -89,6 +68,7 @@ class _SpecRun:
             self.spec, baseline.facts if baseline else facts,
             baseline.timeout_s if baseline else 0.0, tuple(self.done), error,
             self.depends_on, self.source_commit, stopped, self.session.tools_of(self.spec),
+            self.pin, self.pin_depends_on,
         )
 
     def partial(self, why: str) -> SpecResult | None:
@@ -99,32 +79,52 @@ class _SpecRun:
         result = self.result(why)
         return replace(result, error=result.stopped)
 
-    def dependencies(self) -> dict[str, str]:
-        """Digests of the files the verdicts depend on: the spec, its targets, its tests."""
-        workspace = self.lab.workspace
+    def dependencies(self, facts: RunFacts | None) -> tuple[dict[str, str], dict[str, str]]:
+        """Digests of the files the verdicts depend on, and of those the baseline's count
+        depends on: the spec, its tests, what configures their run (every conftest.py or
+        package.json on the way to them, the config file the runner read, node preloads, the
+        project config, the platform skip policy); the verdicts also on the targets."""
+        workspace, plan = self.lab.workspace, self.session.plan
         kind = runner_kind(self.spec.runner)
-        digests: dict[str, str] = {}
+        counted: dict[str, str] = {}
+
+        def add(relative: str, into: dict[str, str]) -> None:
+            file = workspace.path(relative)
+            if file.is_symlink() or not file.is_file():  # never read through a link
+                return
+            into[relative] = file_digest(file.read_bytes())
+
         if not Path(self.spec.path).is_absolute():
-            digests[self.spec.path] = self.spec.digest
-        for mutation in self.spec.mutations:
-            digests[mutation.file] = file_digest(workspace.path(mutation.file).read_bytes())
+            counted[self.spec.path] = self.spec.digest
         for entry in self.spec.tests:
             path = workspace.path(kind.entry_path(entry))
             files = sorted(path.rglob("*")) if path.is_dir() else [path]
             for file in files:
-                if file.is_symlink():  # never read through a link (it may point anywhere)
-                    continue
-                if file.is_file() and "__pycache__" not in file.parts:
-                    key = file.relative_to(workspace.root).as_posix()
-                    digests[key] = file_digest(file.read_bytes())
-        return digests
+                if "__pycache__" not in file.parts:
+                    add(file.relative_to(workspace.root).as_posix(), counted)
+        inputs = [
+            *kind.config_inputs(self.spec.tests, plan.tracked),
+            *(facts.extension.inputs() if facts is not None else ()),
+            *project_inputs(plan.options, self.spec.runner),
+            *((plan.skip_rules.policy.path,) if plan.skip_rules.policy.path else ()),
+        ]
+        for relative in inputs:
+            if relative in plan.tracked or relative in plan.included:
+                add(relative, counted)
+        verdicts = dict(counted)
+        for mutation in self.spec.mutations:
+            add(mutation.file, verdicts)
+        return verdicts, counted
+
+    def _depend(self, facts: RunFacts | None) -> None:
+        self.depends_on, self.pin_depends_on = self.dependencies(facts)
+        self.source_commit = self.session.plan.source.last_commit_touching(
+            path for path in self.depends_on if path in self.session.plan.tracked
+        )
 
     def run(self) -> SpecResult:
         session = self.session
-        self.depends_on = self.dependencies()
-        self.source_commit = session.plan.source.last_commit_touching(
-            path for path in self.depends_on if path in session.plan.tracked
-        )
+        self._depend(None)
         listener = self.lab.listener
         listener.baseline_started(self.spec)
         listener.phase(Phase.BASELINE)
@@ -132,11 +132,15 @@ class _SpecRun:
         try:
             self.baseline = measure(
                 self.spec, self.lab, options["baseline-runs"], options["baseline-timeout"],
-                self._isolation, options.mutation_timeout,
+                self._isolation, options.mutation_timeout, session.plan.skip_rules,
             )
         except SpecStopped as stopped:
+            self._depend(stopped.facts)
+            self.pin = stopped.pin_of(self.spec)
             listener.spec_failed(self.spec, stopped.error)
             return self.result(error=stopped.error.message(), facts=stopped.facts)
+        self._depend(self.baseline.facts)
+        self.pin = self.baseline.pin
         listener.baseline_finished(self.spec, self.baseline.facts)
         for mutation in self.spec.mutations:
             result = self._mutate(mutation, self.baseline)
@@ -186,7 +190,7 @@ class Session:
         self.tools = {**tool_versions(), "git": plan.git_version}  # read once, not per save
         self.finished: list[SpecResult] = []
         self.current: _SpecRun | None = None
-        self.runners: _Runners | None = None
+        self.runners: Runners | None = None
         self.doing = "starting"
 
     def tools_of(self, spec: Spec) -> tuple[tuple[str, str], ...]:
@@ -249,38 +253,23 @@ class Session:
         plan = self.plan
         interrupted: int | None = None
         error: MutharnessError | None = None
-        workspace: Workspace | None = None
         try:
             self.doing = "writing the results file"
             self.save()  # from now on the file is this run's, never an earlier one's
             listener.head(plan.source, plan.changes)
-            self.doing = "building the workspace"
-            listener.phase(Phase.MATERIALISING)
-            workspace = Workspace.create(plan.source, temp_dir, plan.included)
-            isolation = Isolation(plan.source.root, workspace.base, workspace.root.resolve())
-            self.runners = _Runners(RunnerSetup(
-                plan.options, dict(environ), isolation, workspace.scratch,
-            ))
-            self.doing = "probing the runners' tools"
-            self.runners.start(plan.specs)
-            self._specs(Lab(self.runners, workspace, listener))
+            self.doing = "building the workspace and probing the runners' tools"
+            with opened(plan.source, plan.included, plan.options, plan.specs, listener,
+                        environ, temp_dir) as bench:
+                self.runners = bench.runners
+                self._specs(bench.lab)
         except KeyboardInterrupt:
             interrupted = 2
         except Interrupted as signal_error:
             interrupted = signal_error.signal_number
-        except ForcedExit:
-            workspace = None  # exit at once: the next run's sweep removes it
-            raise
         except MutharnessError as failure:
             error = failure
         except OSError as failure:
             error = OSProblem.from_error(failure, self.doing)
-        finally:
-            if self.runners is not None:
-                self.runners.close()
-            if workspace is not None:
-                listener.phase(Phase.REMOVING)
-                workspace.remove()
         run = self.result(complete=True, interrupted=interrupted, error=error)
         write_results(run, plan.json_path)
         return run

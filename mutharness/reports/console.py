@@ -13,13 +13,17 @@ import click
 
 from mutharness.errors import ExitCode, MutharnessError, OutputClosed
 from mutharness.paths import shown
+from mutharness.pins import Pin, PinState
+from mutharness.redfirst import Pairing, RedFirst
 from mutharness.results import MutationResult, RunResult
 from mutharness.runners.base import RunFacts
 from mutharness.spec import Spec
 from mutharness.verdict import Verdict
 
 if TYPE_CHECKING:  # at run time the console needs only click: it reports missing libraries
+    from mutharness.affected import Selection
     from mutharness.lab.events import Phase
+    from mutharness.lab.redfirst import Proof
     from mutharness.workspace import SourceRepo
 
 MAX_FAILING_SHOWN = 4
@@ -122,6 +126,42 @@ class Console:
     def spec_failed(self, spec: Spec, error: MutharnessError) -> None:
         self.error(error)
 
+    def selected(self, selection: Selection) -> None:
+        self.line(selection.describe(), "bright_black" if selection.specs else "yellow")
+
+    def proving(self, proof: Proof) -> None:
+        shown_fix = ", ".join(proof.fix[:5]) + (
+            f" and {len(proof.fix) - 5} more" if len(proof.fix) > 5 else "")
+        self.line(f"red-first against {proof.rev} ({proof.base[:12]}): the fix is "
+                  f"{len(proof.fix)} file(s): {shown_fix}")
+        self.line(f"tests ({proof.spec.runner}): {' '.join(proof.spec.tests)}", "bright_black")
+
+    def pin(self, pin: Pin) -> None:
+        """One `mutharness baseline` line."""
+        colour = {PinState.OK: "green", PinState.DRIFT: "yellow"}.get(pin.state, "red")
+        self.line(pin.line(), colour)
+        for test in pin.tests[:20]:
+            self.line(f"    {test}", colour)
+
+    def red_first(self, record: RedFirst) -> None:
+        """Every test's two outcomes, the verdict, and the exact last line."""
+        colours = {Pairing.RED_FIRST: "green", Pairing.INVARIANT: None,
+                   Pairing.LOAD_ERROR: "yellow", Pairing.SKIPPED: "bright_black"}
+        notes = {Pairing.INVARIANT: " (passes on both sides: an invariant the fix keeps)",
+                 Pairing.LOAD_ERROR: " (its file does not load without the fix)"}
+        for item in record.pairs:
+            self.line(
+                f"  {item.pairing.value:<11} {item.nodeid}: HEAD {item.head}, reverted "
+                f"{item.reverted}{notes.get(item.pairing, '')}",
+                colours.get(item.pairing, "red"),
+            )
+        code = record.exit_code()
+        colour = "green" if code is ExitCode.OK else "yellow" if code is ExitCode.UNEXPECTED \
+            else "red"
+        self.line(f"before (fix reverted): {record.before()}; after (HEAD): {record.after()}")
+        self.line(record.verdict(), colour)
+        self.line(record.line(), colour)
+
     def mutation_finished(self, spec: Spec, result: MutationResult) -> None:
         facts = result.facts
         mark = " " if result.as_expected else self.glyphs.cross
@@ -218,3 +258,16 @@ class Console:
                 "hint: a documented survivor is now caught: the tests got stronger. Flip it to\n"
                 '      "expectCaught": true (or remove the flag) and update its name.'
             )
+
+
+class PinConsole(Console):
+    """`mutharness baseline`'s terminal: the head line, one line per spec, the summary."""
+
+    def baseline_started(self, spec: Spec) -> None:
+        """Nothing: the spec's pin line says it all."""
+
+    def baseline_finished(self, spec: Spec, facts: RunFacts) -> None:
+        """Nothing: the spec's pin line says it all."""
+
+    def spec_failed(self, spec: Spec, error: MutharnessError) -> None:
+        """Nothing: the spec's UNTRUSTWORTHY line carries the reason."""

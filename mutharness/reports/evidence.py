@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -15,7 +15,8 @@ import jinja2
 
 from mutharness.atomic import write_atomic
 from mutharness.errors import EnvironmentProblem
-from mutharness.results import RunResult, from_json, to_json
+from mutharness.redfirst import RedFirst
+from mutharness.results import ResultsError, RunResult, from_json, to_json
 
 INDEX = "index.md"
 FACTS_SUFFIX = ".json"  # beside each <spec-id>.md: the facts it was rendered from, no timings
@@ -132,7 +133,7 @@ def environment(template_dir: Path | None = None) -> jinja2.Environment:
     env.filters.update(
         md=escape_markdown, cell=table_cell, plain=plain, code=code_span, fence=fence,
         link=link_target, shell=shell_word, sha256sum=sha256sum,
-        machine_free=without_absolute_paths,
+        machine_free=without_absolute_paths, prefix=lambda value, lead: f"{lead}{value}",
     )
     return env
 
@@ -246,18 +247,29 @@ def render_documents(
     return documents
 
 
-def write_evidence(
-    run: RunResult, out_dir: Path, template_dir: Path | None = None
-) -> tuple[Path, ...]:
-    """Render, then atomically write `<spec-id>.md` and `<spec-id>.json` per spec and
-    `index.md` into `out_dir`.
+def _recorded(out_dir: Path, spec_id: str) -> RunResult | None:
+    """The facts file already in `out_dir` for a spec (None when there is none readable)."""
+    path = out_dir / f"{spec_id}{FACTS_SUFFIX}"
+    try:
+        return from_json(json.loads(path.read_text(encoding="utf-8")), path.name)
+    except (OSError, ValueError, ResultsError):
+        return None
 
-    Everything is rendered before the first write, so a template error writes nothing.
-    """
-    existing = tuple(
-        sorted(path.stem for path in out_dir.glob("*.md") if path.name != INDEX)
-    ) if out_dir.is_dir() else ()
-    documents = render_documents(run, existing, template_dir)
+
+def _kept_red_first(run: RunResult, out_dir: Path) -> RunResult:
+    """`run` with each spec's red-first record from the documents it replaces: a verify
+    re-renders a spec's verdicts, never drops the red-first proof recorded beside them."""
+    specs = []
+    for spec in run.specs:
+        if spec.red_first is None and (old := _recorded(out_dir, spec.spec.id)) is not None:
+            kept = [s.red_first for s in old.specs if s.spec.id == spec.spec.id and s.red_first]
+            if kept:
+                spec = replace(spec, red_first=kept[0])
+        specs.append(spec)
+    return replace(run, specs=tuple(specs))
+
+
+def _write(out_dir: Path, documents: Mapping[str, str]) -> tuple[Path, ...]:
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         written: list[Path] = []
@@ -270,3 +282,44 @@ def write_evidence(
             f"cannot write evidence into {out_dir}: {error.strerror or error}"
         ) from None
     return tuple(written)
+
+
+def write_evidence(
+    run: RunResult | Mapping[str, Any], out_dir: Path, template_dir: Path | None = None
+) -> tuple[Path, ...]:
+    """Render, then atomically write `<spec-id>.md` and `<spec-id>.json` per spec and
+    `index.md` into `out_dir` (keeping each spec's red-first record already there).
+
+    Everything is rendered before the first write, so a template error writes nothing.
+    """
+    existing = tuple(
+        sorted(path.stem for path in out_dir.glob("*.md") if path.name != INDEX)
+    ) if out_dir.is_dir() else ()
+    if not isinstance(run, RunResult):
+        run = from_json(run)
+    if out_dir.is_dir():
+        run = _kept_red_first(run, out_dir)
+    return _write(out_dir, render_documents(run, existing, template_dir))
+
+
+def add_red_first(
+    out_dir: Path, spec_ids: Sequence[str], record: RedFirst, template_dir: Path | None = None,
+) -> tuple[Path, ...]:
+    """Record a red-first proof in each spec's facts file and re-render its document from
+    them alone (the index is left as it is)."""
+    documents: dict[str, str] = {}
+    for spec_id in spec_ids:
+        run = _recorded(out_dir, spec_id)
+        if run is None:
+            raise EnvironmentProblem(
+                f"{out_dir / (spec_id + FACTS_SUFFIX)} is missing or unreadable: there is no "
+                f"evidence document of spec {spec_id} to add the red-first section to",
+                remedy=f"render it first: mutharness verify <spec> --evidence {out_dir}",
+            )
+        run = replace(run, specs=tuple(
+            replace(spec, red_first=record) if spec.spec.id == spec_id else spec
+            for spec in run.specs
+        ))
+        rendered = render_documents(run, (), template_dir)
+        documents |= {name: text for name, text in rendered.items() if name != INDEX}
+    return _write(out_dir, documents)

@@ -1,7 +1,8 @@
 """Evidence freshness: a document is stale when a file whose digest its facts record has changed.
 
 Each `<spec-id>.md` has its facts beside it, `<spec-id>.json` (the results schema, read with
-`results.from_json`): the commit measured and the digest of every file the verdicts depend on.
+`results.from_json`): the commit measured and, for each fact the document states (the
+verdicts, the baseline line, a red-first proof), the digest of every file it depends on.
 """
 
 from __future__ import annotations
@@ -19,12 +20,19 @@ from mutharness.workspace import SourceRepo
 _DRIVE = re.compile(r"^[A-Za-z]:")
 
 
+VERDICTS = "verdicts"
+BASELINE = "baseline line"
+RED_FIRST = "red first"
+
+
 @dataclass(frozen=True)
 class StaleFile:
-    """One recorded file whose content differs now (or that is gone)."""
+    """One recorded file whose content differs now (or that is gone), and the facts it
+    makes stale."""
 
     path: str
     missing: bool
+    facts: tuple[str, ...] = (VERDICTS,)
 
 
 @dataclass(frozen=True)
@@ -50,8 +58,8 @@ def _outside(relative: str) -> bool:
     )
 
 
-def read_facts(path: Path) -> tuple[str, dict[str, str]] | str:
-    """(commit measured, path -> sha256) from a document's facts file, or why not."""
+def read_facts(path: Path) -> tuple[str, dict[str, dict[str, str]]] | str:
+    """(commit measured, fact -> {path: sha256}) from a document's facts file, or why not."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -61,8 +69,8 @@ def read_facts(path: Path) -> tuple[str, dict[str, str]] | str:
     return parse_facts(text, path.name)
 
 
-def parse_facts(text: str, name: str) -> tuple[str, dict[str, str]] | str:
-    """(commit measured, path -> sha256) from the text of the facts file `name`, or why not."""
+def parse_facts(text: str, name: str) -> tuple[str, dict[str, dict[str, str]]] | str:
+    """(commit measured, fact -> {path: sha256}) from the text of the facts file `name`."""
     try:
         run = from_json(json.loads(text), name)
     except ValueError as error:
@@ -77,8 +85,12 @@ def parse_facts(text: str, name: str) -> tuple[str, dict[str, str]] | str:
     commit = spec.source_commit or run.commit
     if not re.fullmatch(r"[0-9a-f]{7,64}", commit) or not spec.depends_on:
         return f"its facts file {name} records no commit or no file digests"
-    return commit, dict(spec.depends_on)
-
+    facts = {VERDICTS: dict(spec.depends_on)}
+    if spec.pin is not None and spec.pin_depends_on:
+        facts[BASELINE] = dict(spec.pin_depends_on)
+    if spec.red_first is not None:
+        facts[RED_FIRST] = dict(spec.red_first.depends_on)
+    return commit, facts
 
 
 def check_document(path: Path, source: SourceRepo) -> Freshness:
@@ -87,7 +99,15 @@ def check_document(path: Path, source: SourceRepo) -> Freshness:
     parsed = read_facts(path.with_suffix(FACTS_SUFFIX))
     if isinstance(parsed, str):
         return Freshness(name, "", (), None, parsed)
-    commit, digests = parsed
+    commit, facts = parsed
+    digests: dict[str, str] = {}
+    claims: dict[str, list[str]] = {}
+    for fact, recorded in facts.items():
+        for relative, digest in recorded.items():
+            if digests.setdefault(relative, digest) != digest:
+                return Freshness(name, commit, (), None,
+                                 f"records two digests for {relative!r}")
+            claims.setdefault(relative, []).append(fact)
     outside = sorted(relative for relative in digests if _outside(relative))
     if outside:
         return Freshness(name, commit, (), None,
@@ -95,12 +115,13 @@ def check_document(path: Path, source: SourceRepo) -> Freshness:
     stale: list[StaleFile] = []
     for relative, digest in sorted(digests.items()):
         current = source.root.joinpath(*relative.split("/"))
+        which = tuple(claims[relative])
         if current.is_symlink():  # recorded as a regular file: replaced by a link is a change
-            stale.append(StaleFile(relative, False))
+            stale.append(StaleFile(relative, False, which))
         elif not current.is_file():
-            stale.append(StaleFile(relative, True))
+            stale.append(StaleFile(relative, True, which))
         elif file_digest(current.read_bytes()) != digest:
-            stale.append(StaleFile(relative, False))
+            stale.append(StaleFile(relative, False, which))
     since = (
         source.commits_touching_since(commit, [item.path for item in stale]) if stale else 0
     )

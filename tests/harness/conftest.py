@@ -171,6 +171,27 @@ def make_project(tmp_path: Path, git_home: Path) -> Callable[..., Project]:
     return make
 
 
+NODE_FIXTURE = Path(__file__).parent / "fixtures" / "nodeproject"
+NODE_CONFIG = '[node]\nimport = ["./test/setup-env.mjs"]\n'
+
+
+@pytest.fixture
+def node_project(tmp_path: Path, git_home: Path) -> Path:
+    """The fixture Node project as a committed git repository, with its preload configured."""
+    import shutil
+
+    from mutharness.atomic import copy_file
+
+    root = tmp_path / "nodeproject"
+    shutil.copytree(NODE_FIXTURE, root, ignore=shutil.ignore_patterns("TRUTH.json"),
+                    copy_function=copy_file)  # never CopyFile2, which Wine lacks
+    (root / "mutharness.toml").write_text(NODE_CONFIG, encoding="utf-8")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "a node project with mutation specs")
+    return root
+
+
 @dataclass(frozen=True)
 class Completed:
     """A finished CLI run."""
@@ -281,6 +302,12 @@ class Recorder:
     def spec_failed(self, spec: Any, error: Any) -> None:
         self.events.append(f"failed {spec.id}")
         self.errors.append(error.message())
+
+    def selected(self, selection: Any) -> None:
+        self.events.append(f"selected {' '.join(spec.id for spec in selection.specs)}")
+
+    def proving(self, proof: Any) -> None:
+        self.events.append("proving")
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ from liverun import Sandbox, add_probes, alive, spawn, wait_for
 from mutharness.errors import EnvironmentProblem
 from mutharness.reports.evidence import escape_markdown, fence, render_documents, write_evidence
 from mutharness.reports.staleness import parse_facts
+from mutharness.results import SCHEMA_VERSION
 from mutharness.workspace import remove_tree
 
 
@@ -113,7 +114,7 @@ def results(**spec_overrides: Any) -> dict[str, Any]:
     }
     spec.update(spec_overrides)
     return {
-        "schema": 3, "complete": True, "error": "",
+        "schema": SCHEMA_VERSION, "complete": True, "error": "",
         "tool": {
             "GitPython": "3.2.1", "filelock": "4.3.1", "Jinja2": "3.1.6", "click": "8.5.1",
             "mutharness": "0.1.0", "harness_python": "3.11.7", "platform": "Linux x86_64",
@@ -222,7 +223,7 @@ def test_a_spec_document_records_the_sha256_of_the_spec_its_targets_and_its_test
 
     parsed = parse_document(document)
 
-    assert parsed == (SOURCE_COMMIT, DIGESTS)
+    assert parsed == (SOURCE_COMMIT, {"verdicts": DIGESTS})
     for path, digest in DIGESTS.items():
         assert f"{digest}  {path}\n" in document  # sha256sum -c can re-check the list
 
@@ -300,7 +301,7 @@ def test_a_diff_containing_a_backtick_run_gets_a_longer_fence_that_it_cannot_clo
 
     assert ("`" * (len(run) + 1), "diff", diff) in blocks
     assert blocks[-1][1] == "text"  # the digest list after it is still its own block
-    assert parse_document(document) == (SOURCE_COMMIT, DIGESTS)
+    assert parse_document(document) == (SOURCE_COMMIT, {"verdicts": DIGESTS})
 
 
 def test_a_fence_ends_the_content_with_a_newline_and_is_three_backticks_by_default() -> None:

@@ -270,3 +270,69 @@ def test_the_digest_list_in_a_document_is_checked_by_sha256sum_for_any_file_name
     done = subprocess.run([sha256sum_tool, "-c", "SUMS"], cwd=tmp_path, capture_output=True)
 
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(("edited", "stales"), [
+    ("tests/conftest.py", "verdicts, baseline line"),
+    ("conftest.py", "verdicts, baseline line"),
+    ("pyproject.toml", "verdicts, baseline line"),
+    ("specs/platform-skips.json", "verdicts, baseline line"),
+], ids=["tests-conftest", "root-conftest", "pytest-config", "skip-policy"])
+def test_editing_what_configures_the_run_makes_the_evidence_stale(
+    make_project: Callable[..., Project], cli: Cli, edited: str, stales: str
+) -> None:
+    project = make_project()
+    project.write(".gitignore", ".mutharness/\n")
+    project.write("conftest.py", "# the root conftest\n")
+    project.write("tests/conftest.py", "# the tests' conftest\n")
+    project.write("elsewhere/conftest.py", "# not on the way to the tests\n")
+    project.write("specs/platform-skips.json", '{"version": 1, "platforms": {}}\n')
+    project.commit("configuration")
+    assert cli(project.root, "verify", "specs", "--evidence", "evidence").code == 0
+    project.commit("evidence")
+    facts = json.loads((project.root / "evidence/calc.json").read_text("utf-8"))
+    assert "elsewhere/conftest.py" not in facts["specs"][0]["depends_on"]
+
+    project.write(edited, (project.root / edited).read_text("utf-8") + "\n")
+    done = cli(project.root, "evidence-check")
+
+    assert done.code == 1, done.out
+    assert f"    {edited} changed (stales: {stales})" in done.out.splitlines()
+
+
+def test_a_conftest_off_the_tests_path_leaves_the_evidence_fresh(
+    make_project: Callable[..., Project], cli: Cli
+) -> None:
+    project = make_project()
+    project.write(".gitignore", ".mutharness/\n")
+    project.write("elsewhere/conftest.py", "# not on the way to the tests\n")
+    project.commit("configuration")
+    assert cli(project.root, "verify", "specs", "--evidence", "evidence").code == 0
+    project.commit("evidence")
+
+    project.write("elsewhere/conftest.py", "# edited\n")
+    done = cli(project.root, "evidence-check")
+
+    assert done.code == 0, done.out
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+@pytest.mark.parametrize("edited", ["package.json", "mutharness.toml"])
+def test_a_node_spec_s_evidence_depends_on_its_package_json_and_project_config(
+    node_project: Path, cli: Cli, edited: str
+) -> None:
+    (node_project / ".gitignore").write_text(".mutharness/\n", encoding="utf-8")
+    git(node_project, "add", "-A")
+    git(node_project, "commit", "-q", "-m", "ignore runs")
+    cli(node_project, "verify", "specs/retry-after.json", "--evidence", "evidence")
+    git(node_project, "add", "-A")
+    git(node_project, "commit", "-q", "-m", "evidence")
+    facts = json.loads((node_project / "evidence/retry-after.json").read_text("utf-8"))
+    assert "test/setup-env.mjs" in facts["specs"][0]["depends_on"]  # the preload
+
+    path = node_project / edited
+    path.write_text(path.read_text("utf-8") + "\n", encoding="utf-8")
+    done = cli(node_project, "evidence-check")
+
+    assert done.code == 1, done.out
+    assert f"    {edited} changed (stales: verdicts, baseline line)" in done.out.splitlines()

@@ -11,32 +11,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Completed, git
+from conftest import NODE_FIXTURE, Completed, git
 
-from mutharness.atomic import copy_file
-
-FIXTURE = Path(__file__).parent / "fixtures" / "nodeproject"
+FIXTURE = NODE_FIXTURE
 TRUTH: dict[str, Any] = json.loads((FIXTURE / "TRUTH.json").read_text("utf-8"))
 SPECS = sorted(name for name in TRUTH if not name.startswith("_"))
 NODE = shutil.which("node")
-CONFIG = '[node]\nimport = ["./test/setup-env.mjs"]\n'
 
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed (.ci/run installs it)")
 
 Cli = Callable[..., Completed]
-
-
-@pytest.fixture
-def node_project(tmp_path: Path, git_home: Path) -> Path:
-    """The fixture Node project as a committed git repository, with its preload configured."""
-    root = tmp_path / "nodeproject"
-    shutil.copytree(FIXTURE, root, ignore=shutil.ignore_patterns("TRUTH.json"),
-                    copy_function=copy_file)  # never CopyFile2, which Wine lacks
-    (root / "mutharness.toml").write_text(CONFIG, encoding="utf-8")
-    git(root, "init", "-q")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "a node project with mutation specs")
-    return root
 
 
 def node_major() -> int:

@@ -3,6 +3,7 @@ checked on the bytes the workspace holds, and a commit fixed when the run starts
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -90,7 +91,8 @@ def test_a_commit_made_during_the_run_never_enters_its_results(
     add_probes(project)
     start = git(project.root, "rev-parse", "HEAD").strip()
     calc_measured = git(project.root, "log", "-1", "--format=%H", start, "--", "src/calc.py",
-                        "specs/calc.json", "tests/test_calc.py").strip()
+                        "specs/calc.json", "tests/test_calc.py", "tests/conftest.py",
+                        "pyproject.toml").strip()  # the spy conftest configures calc's tests
     sandbox = Sandbox.under(tmp_path)
 
     with no_strays(sandbox.spy):
@@ -113,6 +115,8 @@ def test_a_commit_made_during_the_run_never_enters_its_results(
     assert results["commit"] == start
     # the newest commit touching each spec's files, at or before the run's start
     assert [spec["source_commit"] for spec in results["specs"]] == [start, calc_measured]
+    during = git(project.root, "rev-parse", "HEAD").strip()
+    assert during != start and during not in json.dumps(results)
 
 
 RANDOM_IDS = '''\

@@ -1,0 +1,78 @@
+"""The workspace and the runners of one command: built, handed out, always closed and removed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from mutharness.errors import ForcedExit
+from mutharness.lab.events import Listener, Phase
+from mutharness.lab.scenario import Lab
+from mutharness.options import Options
+from mutharness.runners import RunnerSetup, runner_kind
+from mutharness.runners.base import Isolation, Runner
+from mutharness.spec import Spec
+from mutharness.workspace import SourceRepo, Workspace
+
+
+class Runners:
+    """One runner per runner name, started when a spec first needs it, all closed at the end."""
+
+    def __init__(self, setup: RunnerSetup) -> None:
+        self.setup = setup
+        self.started: dict[str, Runner] = {}
+        self.versions: dict[str, str] = {}
+
+    def __call__(self, spec: Spec) -> Runner:
+        runner = self.started.get(spec.runner)
+        if runner is None:
+            runner = runner_kind(spec.runner).create(self.setup)
+            self.started[spec.runner] = runner  # closed even if start fails
+            self.versions |= runner.start()
+        return runner
+
+    def start(self, specs: tuple[Spec, ...]) -> None:
+        """Start every runner the specs need, before any spec runs (a missing tool is one
+        error up front, not one after some specs have run)."""
+        for spec in specs:
+            self(spec)
+
+    def close(self) -> None:
+        for runner in self.started.values():
+            runner.close()
+
+
+@dataclass(frozen=True)
+class Bench:
+    """What a command's scenarios run in: the lab, and the runners it started."""
+
+    lab: Lab
+    runners: Runners
+
+
+@contextmanager
+def opened(
+    source: SourceRepo, included: tuple[str, ...], options: Options, specs: tuple[Spec, ...],
+    listener: Listener, environ: Mapping[str, str], temp_dir: Path,
+) -> Iterator[Bench]:
+    """A workspace of HEAD (plus `included` uncommitted paths) and the runners `specs` need,
+    started; afterwards the runners are closed and the workspace removed, also after an
+    error or a signal (a second signal leaves the workspace to the next run's sweep)."""
+    listener.phase(Phase.MATERIALISING)
+    workspace = Workspace.create(source, temp_dir, included)
+    isolation = Isolation(source.root, workspace.base, workspace.root.resolve())
+    runners = Runners(RunnerSetup(options, dict(environ), isolation, workspace.scratch))
+    remove = True
+    try:
+        runners.start(specs)
+        yield Bench(Lab(runners, workspace, listener), runners)
+    except ForcedExit:
+        remove = False  # exit at once: the next run's sweep removes the workspace
+        raise
+    finally:
+        runners.close()
+        if remove:
+            listener.phase(Phase.REMOVING)
+            workspace.remove()

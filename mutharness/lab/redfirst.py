@@ -1,0 +1,102 @@
+"""`mutharness redfirst`: the tests at HEAD, then with the fix's files put back to the base."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from mutharness.digest import file_digest
+from mutharness.errors import WorkspaceError
+from mutharness.lab.scenario import Lab, Ran, Scenario, run_scenario
+from mutharness.redfirst import RedFirst, pair
+from mutharness.runners import runner_kind
+from mutharness.runners.base import RunFacts
+from mutharness.spec import Spec
+from mutharness.verdict import run_problem
+from mutharness.workspace import REGULAR_MODES, SourceRepo, remove_path
+
+
+@dataclass(frozen=True)
+class Proof:
+    """What a red-first run proves: the tests, the fix and the base it is reverted to."""
+
+    rev: str  # as the user named it
+    base: str  # the commit
+    spec: Spec  # the tests to run, as a spec without mutations (named `red-first`)
+    fix: tuple[str, ...]  # the files put back to their bytes at `base`
+    timeout_s: float
+    load_error_is_red: bool
+    expect_red: tuple[str, ...]
+
+
+def _side(ran: Ran, side: str, load_errors: bool, reverted: tuple[str, ...] = ()) -> str:
+    """Why one side's run cannot be believed ("" when it can); the `reverted` files differ
+    from HEAD by design (settling the workspace resets them)."""
+    drift = [path for path in ran.drift if path not in reverted]
+    if drift:
+        return f"{side}: the run changed tracked files ({', '.join(drift[:3])})"
+    problem = run_problem(ran.facts, load_errors=load_errors)
+    return f"{side}: {problem}" if problem is not None else ""
+
+
+def _revert(proof: Proof, source: SourceRepo, lab: Lab) -> None:
+    """Every file of the fix as `base` has it: rewritten, recreated, or deleted."""
+    workspace = lab.workspace
+    for path in proof.fix:
+        mode = source.mode_at(proof.base, path)
+        target = workspace.path(path)
+        if mode is None:
+            if target.exists() or target.is_symlink():
+                remove_path(target)
+            continue
+        if mode not in REGULAR_MODES:
+            raise WorkspaceError(
+                f"red-first cannot revert {path}: at {proof.base[:12]} it is not a regular "
+                f"file (git mode {mode})"
+            )
+        data = source.bytes_at(proof.base, path)
+        if data is None:
+            raise WorkspaceError(f"red-first cannot read {path} at {proof.base[:12]}")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.exists() and not target.is_file():
+            remove_path(target)
+        workspace.write_mutant(path, data)
+        if mode == "100755":
+            target.chmod(target.stat().st_mode | 0o111)
+
+
+def _digests(proof: Proof, lab: Lab, facts: RunFacts) -> dict[str, str]:
+    """The HEAD bytes the proof depends on: the tests' files and the fix's files."""
+    kind = runner_kind(proof.spec.runner)
+    wanted = {kind.entry_path(entry) for entry in proof.spec.tests} | set(proof.fix)
+    wanted |= {kind.split_id(outcome.nodeid)[0] for outcome in facts.outcomes}
+    digests: dict[str, str] = {}
+    for path in sorted(wanted):
+        file = lab.workspace.path(path)
+        if file.is_file() and not file.is_symlink():
+            digests[path] = file_digest(file.read_bytes())
+    return digests
+
+
+def prove(proof: Proof, source: SourceRepo, lab: Lab) -> RedFirst:
+    """Run the tests at HEAD, then with the fix reverted, and pair every test's outcomes.
+
+    The workspace holds HEAD; the reverted run is its last use, so nothing is put back."""
+    spec = proof.spec
+    record = RedFirst(
+        proof.rev, proof.base, source.head, spec.runner, spec.tests, proof.fix,
+        load_error_is_red=proof.load_error_is_red, expect_red=proof.expect_red,
+    )
+    head = run_scenario(Scenario.baseline(spec, 1, proof.timeout_s), lab)
+    digests = _digests(proof, lab, head.facts)
+    if (problem := _side(head, "at HEAD", load_errors=False)):
+        return replace(record, problem=problem, depends_on=digests)
+    _revert(proof, source, lab)
+    reverted = run_scenario(Scenario.reverted(spec, proof.timeout_s), lab)
+    problem = _side(reverted, "with the fix reverted", load_errors=True, reverted=proof.fix)
+    split = runner_kind(spec.runner).split_id
+    return replace(
+        record, pairs=pair(head.facts, reverted.facts, split), problem=problem,
+        load_errors=reverted.facts.collection_errors, depends_on=digests,
+    )
+
+

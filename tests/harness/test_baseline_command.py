@@ -1,0 +1,244 @@
+"""`mutharness baseline` and `--since`: pins measured in a workspace, affected specs selected."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import NODE_FIXTURE, Completed, Project, default_spec, git
+
+ProjectFactory = Callable[..., Project]
+Cli = Callable[..., Completed]
+TRUTH: dict[str, Any] = json.loads((NODE_FIXTURE / "TRUTH.json").read_text("utf-8"))
+
+COUNTING_TEST = '''\
+from pathlib import Path
+
+from calc import clamp
+
+RUNS = Path({runs!r})
+
+
+def test_counts_its_runs():
+    with RUNS.open("a") as log:
+        log.write("run\\n")
+    assert clamp(1, 0, 2) == 1
+'''
+
+FLAKY_TEST = '''\
+from pathlib import Path
+
+RUNS = Path({runs!r})
+
+
+def test_fails_every_second_run():
+    with RUNS.open("a") as log:
+        log.write("run\\n")
+    assert len(RUNS.read_text().splitlines()) % 2 == 1
+'''
+
+SECOND_TEST = '''\
+from calc import clamp
+
+
+def test_clamp_inside_again():
+    assert clamp(5, 0, 10) == 5
+'''
+
+LOW = default_spec()["mutations"][0]
+HIGH = {"name": "the high bound is ignored", "file": "src/calc.py",
+        "anchor": "    if value > high:\n        return high\n", "replacement": ""}
+
+
+def pin_lines(out: str) -> list[str]:
+    return [line for line in out.splitlines()
+            if line.startswith(("ok ", "DRIFT ", "UNTRUSTWORTHY "))]
+
+
+def test_each_pin_is_judged_and_the_exit_code_is_the_worst(
+    make_project: ProjectFactory, cli: Cli
+) -> None:
+    project = make_project()
+    project.spec("drifted", default_spec(expectBaselinePass=5))
+    project.spec("red", default_spec(tests=["tests/test_red.py"], expectBaselinePass=1))
+    project.write("tests/test_red.py", "def test_red():\n    assert False\n")
+    project.commit("three pins")
+    before = {path.name: path.read_bytes() for path in (project.root / "specs").iterdir()}
+
+    done = cli(project.root, "baseline", "--all")
+
+    assert done.code == 2, done.out + done.err
+    assert pin_lines(done.out) == [
+        "ok specs/calc.json: 4 pass + 0 approved skips = 4 [MEASURED_NO_SKIPS]",
+        "DRIFT specs/drifted.json: expected=5, measured=4 pass + 0 approved skips = 4; "
+        "inspect changes before editing the pin",
+        "UNTRUSTWORTHY specs/red.json: not green: 1 test(s) failed (pass=0 fail=1 tests=1)",
+    ]
+    assert done.out.splitlines()[-1] == "3 spec(s) measured, 1 drift, 1 untrustworthy"
+    assert before == {path.name: path.read_bytes() for path in (project.root / "specs").iterdir()}
+
+
+def test_drift_alone_exits_1(make_project: ProjectFactory, cli: Cli) -> None:
+    project = make_project(spec=default_spec(expectBaselinePass=3))
+
+    done = cli(project.root, "baseline", "specs/calc.json")
+
+    assert done.code == 1, done.out + done.err
+
+
+def test_specs_with_the_same_tests_share_one_measurement(
+    make_project: ProjectFactory, cli: Cli, tmp_path: Path
+) -> None:
+    runs = tmp_path / "runs.log"
+    project = make_project(spec=default_spec(tests=["tests/test_count.py"], expectBaselinePass=1,
+                                             mutations=[LOW]))
+    project.write("tests/test_count.py", COUNTING_TEST.format(runs=str(runs)))
+    project.spec("same-tests", default_spec(tests=["tests/test_count.py"], expectBaselinePass=1,
+                                            mutations=[HIGH]))
+    project.commit("two specs, one test set")
+
+    done = cli(project.root, "baseline", "--all")
+
+    assert done.code == 0, done.out + done.err
+    assert len(pin_lines(done.out)) == 2
+    assert runs.read_text().splitlines() == ["run"]  # one run of the test set, not two
+
+
+def test_repeat_reports_a_test_whose_outcome_differs_as_unstable(
+    make_project: ProjectFactory, cli: Cli, tmp_path: Path
+) -> None:
+    runs = tmp_path / "runs.log"
+    project = make_project(spec=default_spec(tests=["tests/test_flaky.py"], expectBaselinePass=1,
+                                             mutations=[LOW]))
+    project.write("tests/test_flaky.py", FLAKY_TEST.format(runs=str(runs)))
+    project.commit("a flaky test")
+
+    once = cli(project.root, "baseline", "specs/calc.json")
+    repeated = cli(project.root, "baseline", "specs/calc.json", "--repeat", "2")
+
+    assert once.code == 0, once.out + once.err
+    assert repeated.code == 2, repeated.out + repeated.err
+    [line] = pin_lines(repeated.out)
+    assert line.startswith("UNTRUSTWORTHY specs/calc.json: unstable: 1 test(s)")
+    assert "tests/test_flaky.py::test_fails_every_second_run" in repeated.out
+
+
+def test_baseline_needs_specs_all_or_since(make_project: ProjectFactory, cli: Cli) -> None:
+    project = make_project()
+
+    done = cli(project.root, "baseline")
+    both = cli(project.root, "baseline", "--all", "specs/calc.json")
+
+    assert done.code == 2 and "--all, or --since REV" in done.err
+    assert both.code == 2 and "not both" in both.err
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_baseline_measures_node_specs_as_node_counts_them(node_project: Path, cli: Cli) -> None:
+    done = cli(node_project, "baseline", "--all")
+
+    assert done.code == 0, done.out + done.err
+    expected = sorted(
+        f"ok specs/{name}.json: {truth['baseline']['passed']} pass + 0 approved skips = "
+        f"{truth['baseline']['passed']} [MEASURED_NO_SKIPS]" + (
+            f"; {truth['baseline']['skipped']} unlisted skip(s) accepted, not counted"
+            if truth["baseline"]["skipped"] else "")
+        for name, truth in TRUTH.items() if not name.startswith("_")
+    )
+    assert sorted(pin_lines(done.out)) == expected
+
+
+# -- --since ---------------------------------------------------------------------------
+
+
+def since_project(make_project: ProjectFactory) -> tuple[Project, str]:
+    """Two specs over different tests and targets, and the commit they were made at."""
+    project = make_project(spec=default_spec(mutations=[LOW]))
+    project.write("src/other.py", "def double(x):\n    return 2 * x\n")
+    project.write("tests/test_other.py",
+                  "from other import double\n\n\ndef test_double():\n    assert double(3) == 6\n")
+    project.spec("other", {"tests": ["tests/test_other.py"], "expectBaselinePass": 1,
+                           "mutations": [{"name": "double adds", "file": "src/other.py",
+                                          "anchor": "2 * x", "replacement": "2 + x"}]})
+    project.commit("a second spec")
+    return project, git(project.root, "rev-parse", "HEAD").strip()
+
+
+@pytest.mark.parametrize(("change", "selected"), [
+    ("src/other.py", ["other"]),
+    ("tests/test_calc.py", ["calc"]),
+    ("specs/other.json", ["other"]),
+    ("tests/conftest.py", ["calc", "other"]),
+    ("pyproject.toml", ["calc", "other"]),
+    ("tests/helpers.py", ["calc", "other"]),
+    ("README.md", []),
+], ids=["target", "test-file", "spec", "conftest", "config", "helper", "unrelated"])
+def test_since_selects_exactly_the_affected_specs(
+    make_project: ProjectFactory, cli: Cli, change: str, selected: list[str]
+) -> None:
+    project, base = since_project(make_project)
+    path = project.root / change
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    if change.endswith(".json"):
+        document = json.loads(text)
+        document["_note"] = "touched"
+        project.write(change, json.dumps(document, indent=2))
+    else:
+        project.write(change, text + "\n# touched\n")
+    project.commit(f"touch {change}")
+
+    checked = cli(project.root, "check", "--since", base)
+    measured = cli(project.root, "baseline", "--since", base)
+    verified = cli(project.root, "verify", "--since", base)
+
+    for done in (checked, measured, verified):
+        assert done.code == 0, done.out + done.err
+    assert sorted(line.split()[1].removeprefix("specs/").removesuffix(".json:")
+                  for line in pin_lines(measured.out)) == selected
+    results_file = project.root / ".mutharness/results.json"
+    if selected:
+        results = json.loads(results_file.read_text("utf-8"))
+        assert sorted(spec["id"] for spec in results["specs"]) == selected
+        assert checked.out.splitlines()[-1].startswith(f"{len(selected)} spec(s)")
+    else:
+        for done in (checked, measured, verified):
+            assert "no spec is affected: no measurement is claimed" in done.out
+        assert not results_file.exists()  # no results are claimed either
+
+
+def test_since_counts_uncommitted_and_untracked_changes(
+    make_project: ProjectFactory, cli: Cli
+) -> None:
+    project, base = since_project(make_project)
+    project.write("src/other.py", "def double(x):\n    return 2 * x  # edited\n")
+
+    done = cli(project.root, "baseline", "--since", base, "--allow-dirty")
+    untracked = cli(project.root, "check", "--since", base)
+
+    assert done.code == 0, done.out + done.err
+    assert [line.split()[1] for line in pin_lines(done.out)] == ["specs/other.json:"]
+    assert "1 affected spec(s): other (target src/other.py changed)" in untracked.out
+
+
+def test_since_a_revision_this_clone_lacks_says_what_to_fetch(
+    make_project: ProjectFactory, cli: Cli, tmp_path: Path
+) -> None:
+    project, base = since_project(make_project)
+    project.write("src/other.py", "def double(x):\n    return 2 * x  # the head\n")
+    project.commit("the head")
+    shallow = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth=1", project.root.as_uri(), str(shallow))
+
+    done = cli(shallow, "verify", "--since", base)
+    git(shallow, "fetch", "-q", "--depth=1", "origin", base)
+    fetched = cli(shallow, "baseline", "--since", base)
+
+    assert done.code == 2
+    assert f"{base} is not a commit this clone holds (it is a shallow clone)" in done.err
+    assert f"git fetch --depth=1 origin {base}" in done.err
+    assert fetched.code == 0, fetched.out + fetched.err
+    assert [line.split()[1] for line in pin_lines(fetched.out)] == ["specs/other.json:"]

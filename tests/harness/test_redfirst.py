@@ -1,0 +1,267 @@
+"""`mutharness redfirst`: real repositories with a real fix commit, on both runners."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+
+import pytest
+from conftest import Completed, Project, default_spec, git
+
+ProjectFactory = Callable[..., Project]
+Cli = Callable[..., Completed]
+
+BUGGY = '''\
+"""A tiny module under test."""
+
+
+def clamp(value, low, high):
+    if value > high:
+        return high
+    return value
+
+
+def is_adult(age):
+    return age >= 18
+'''
+
+OLD_TESTS = '''\
+from calc import clamp, is_adult
+
+
+def test_clamp_above():
+    assert clamp(50, 0, 10) == 10
+
+
+def test_adult_at_eighteen():
+    assert is_adult(18)
+'''
+
+NEW_TESTS = OLD_TESTS + '''
+
+def test_clamp_below():
+    assert clamp(-5, 0, 10) == 0
+'''
+
+LINE = ("red-first: 1 of 3 test(s) fail with the fix reverted "
+        "(HEAD: 3 pass / 0 fail; reverted: 2 pass / 1 fail)")
+
+
+def fixed_project(make_project: ProjectFactory) -> tuple[Project, str]:
+    """A base commit with the low-bound bug, then the fix with its new test."""
+    project = make_project(spec=default_spec(expectBaselinePass=3, mutations=[
+        default_spec()["mutations"][0]]))
+    project.write("src/calc.py", BUGGY)
+    project.write("tests/test_calc.py", OLD_TESTS)
+    project.commit("the bug")
+    base = git(project.root, "rev-parse", "HEAD").strip()
+    project.write("src/calc.py", (project.root / "src/calc.py").read_text().replace(
+        "def clamp(value, low, high):\n",
+        "def clamp(value, low, high):\n    if value < low:\n        return low\n"))
+    project.write("tests/test_calc.py", NEW_TESTS)
+    project.commit("the fix, and the test that pins it")
+    return project, base
+
+
+def test_the_fix_s_new_test_is_red_first_and_the_old_ones_are_invariants(
+    make_project: ProjectFactory, cli: Cli
+) -> None:
+    project, base = fixed_project(make_project)
+
+    done = cli(project.root, "redfirst", "--base", base, "specs/calc.json")
+
+    assert done.code == 0, done.out + done.err
+    assert done.out.splitlines()[-1] == LINE
+    assert "RED-FIRST   tests/test_calc.py::test_clamp_below: HEAD passed, reverted failed" \
+        in done.out
+    assert "INVARIANT   tests/test_calc.py::test_clamp_above" in done.out
+    assert "the fix is 1 file(s): src/calc.py" in done.out
+    record = json.loads((project.root / ".mutharness/redfirst.json").read_text("utf-8"))
+    assert record["red_first"]["line"] == LINE
+    assert record["red_first"]["before"] == "tests 3 / pass 2 / fail 1"
+    assert record["red_first"]["after"] == "3 / 3"
+    assert record["red_first"]["reverted_files"] == ["src/calc.py"]
+    assert git(project.root, "status", "--porcelain") == ""  # the checkout is never touched
+
+
+def test_tests_that_pass_with_the_fix_reverted_do_not_pin_it(
+    make_project: ProjectFactory, cli: Cli
+) -> None:
+    project, base = fixed_project(make_project)
+
+    done = cli(project.root, "redfirst", "--base", base,
+               "--test", "tests/test_calc.py::test_clamp_above")
+
+    assert done.code == 1, done.out + done.err
+    assert done.out.splitlines()[-1] == (
+        "red-first: 0 of 1 test(s) fail with the fix reverted "
+        "(HEAD: 1 pass / 0 fail; reverted: 1 pass / 0 fail)")
+    assert "do not pin the fix" in done.out
+
+
+def test_an_expected_red_test_that_stays_green_is_a_failure(
+    make_project: ProjectFactory, cli: Cli
+) -> None:
+    project, base = fixed_project(make_project)
+
+    done = cli(project.root, "redfirst", "--base", base, "specs/calc.json",
+               "--expect-red", "tests/test_calc.py::test_clamp_above")
+
+    assert done.code == 1, done.out + done.err
+    assert "--expect-red test(s) not red" in done.out
+
+
+def test_the_changed_test_files_are_the_default_tests(
+    make_project: ProjectFactory, cli: Cli
+) -> None:
+    project, base = fixed_project(make_project)
+
+    done = cli(project.root, "redfirst", "--base", base)
+
+    assert done.code == 0, done.out + done.err
+    assert "tests (pytest): tests/test_calc.py" in done.out
+    assert done.out.splitlines()[-1] == LINE
+
+
+def test_a_test_red_at_head_gives_no_answer(make_project: ProjectFactory, cli: Cli) -> None:
+    project, base = fixed_project(make_project)
+    project.write("tests/test_calc.py", NEW_TESTS + "\n\ndef test_broken():\n    assert False\n")
+    project.commit("a red test")
+
+    done = cli(project.root, "redfirst", "--base", base, "specs/calc.json")
+
+    assert done.code == 2, done.out + done.err
+    assert "do not pass at HEAD: tests/test_calc.py::test_broken" in done.out
+
+
+LOADING_TESTS = '''\
+from calc import clamp_low
+
+
+def test_clamp_low():
+    assert clamp_low(-5, 0) == 0
+'''
+
+
+def test_a_test_file_that_needs_the_fix_to_load_is_red_only_when_opted_in(
+    make_project: ProjectFactory, cli: Cli
+) -> None:
+    project, base = fixed_project(make_project)
+    project.write("src/calc.py", (project.root / "src/calc.py").read_text()
+                  + "\n\ndef clamp_low(value, low):\n    return max(value, low)\n")
+    project.write("tests/test_low.py", LOADING_TESTS)
+    project.commit("a new export and its test")
+
+    plain = cli(project.root, "redfirst", "--base", base, "--test", "tests/test_low.py",
+                "--test", "tests/test_calc.py")
+    opted = cli(project.root, "redfirst", "--base", base, "--test", "tests/test_low.py",
+                "--test", "tests/test_calc.py", "--load-error-is-red")
+
+    assert plain.code == 2, plain.out + plain.err
+    assert "LOAD-ERROR  tests/test_low.py::test_clamp_low: HEAD passed, reverted load-error" \
+        in plain.out
+    assert "pass --load-error-is-red" in plain.out
+    assert opted.code == 0, opted.out + opted.err
+    assert opted.out.splitlines()[-1] == (
+        "red-first: 2 of 4 test(s) fail with the fix reverted "
+        "(HEAD: 4 pass / 0 fail; reverted: 2 pass / 2 fail)")
+
+
+def test_a_base_with_no_fix_since_is_refused(make_project: ProjectFactory, cli: Cli) -> None:
+    project, _ = fixed_project(make_project)
+
+    done = cli(project.root, "redfirst", "--base", "HEAD", "specs/calc.json")
+
+    assert done.code == 2
+    assert "there is no fix to revert" in done.err
+
+
+def test_the_proof_is_a_section_of_the_spec_s_evidence_with_its_own_digests(
+    make_project: ProjectFactory, cli: Cli
+) -> None:
+    project, base = fixed_project(make_project)
+    project.write(".gitignore", ".mutharness/\n")
+    project.commit("ignore the run directory")
+    assert cli(project.root, "verify", "specs", "--evidence", "evidence").code == 0
+    project.commit("evidence")
+
+    done = cli(project.root, "redfirst", "--base", base, "specs/calc.json",
+               "--evidence", "evidence")
+    project.commit("red-first evidence")
+    fresh = cli(project.root, "evidence-check")
+    again = cli(project.root, "verify", "specs", "--evidence", "evidence")
+
+    assert done.code == 0, done.out + done.err
+    document = (project.root / "evidence/calc.md").read_text(encoding="utf-8")
+    assert "## Red first" in document and LINE in document
+    assert "| before (fix reverted) | tests 3 / pass 2 / fail 1 |" in document
+    assert "| after (HEAD) | 3 / 3 |" in document
+    assert "- `tests/test_calc.py::test_clamp_below`: HEAD passed, reverted failed" in document
+    assert fresh.code == 0, fresh.out
+    assert again.code == 0 and git(project.root, "status", "--porcelain") == ""  # kept as is
+    project.write("tests/test_calc.py", NEW_TESTS + "\n# edited\n")
+    stale = cli(project.root, "evidence-check")
+    assert stale.code == 1
+    assert "tests/test_calc.py changed (stales: verdicts, baseline line, red first)" in stale.out
+
+
+NODE_BUGGY = "export function clamp(value, low, high) {\n  return Math.min(value, high);\n}\n"
+NODE_FIXED = ("export function clamp(value, low, high) {\n"
+              "  return Math.max(low, Math.min(value, high));\n}\n")
+NODE_OLD = '''\
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { clamp } from '../src/clamp.js';
+
+test('clamps above', () => { assert.equal(clamp(50, 0, 10), 10); });
+'''
+NODE_NEW = NODE_OLD + "test('clamps below', () => { assert.equal(clamp(-5, 0, 10), 0); });\n"
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_node_tests_prove_a_fix_red_first_too(make_project: ProjectFactory, cli: Cli) -> None:
+    project = make_project()
+    project.write("package.json", '{"type": "module"}\n')
+    project.write("src/clamp.js", NODE_BUGGY)
+    project.write("test/clamp.test.js", NODE_OLD)
+    project.commit("the node bug")
+    base = git(project.root, "rev-parse", "HEAD").strip()
+    project.write("src/clamp.js", NODE_FIXED)
+    project.write("test/clamp.test.js", NODE_NEW)
+    project.commit("the node fix")
+
+    done = cli(project.root, "redfirst", "--base", base, "--test", "test/clamp.test.js")
+
+    assert done.code == 0, done.out + done.err
+    assert "tests (node): test/clamp.test.js" in done.out
+    assert "RED-FIRST   test/clamp.test.js > clamps below" in done.out
+    assert done.out.splitlines()[-1] == (
+        "red-first: 1 of 2 test(s) fail with the fix reverted "
+        "(HEAD: 2 pass / 0 fail; reverted: 1 pass / 1 fail)")
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_a_node_test_file_that_cannot_load_without_the_fix_is_a_load_error(
+    make_project: ProjectFactory, cli: Cli
+) -> None:
+    project = make_project()
+    project.write("package.json", '{"type": "module"}\n')
+    project.write("src/clamp.js", NODE_BUGGY)
+    project.write("test/clamp.test.js", NODE_OLD)
+    project.commit("the node bug")
+    base = git(project.root, "rev-parse", "HEAD").strip()
+    project.write("src/clamp.js", NODE_FIXED + "export const LOW = 0;\n")
+    project.write("test/low.test.js", NODE_OLD.replace(
+        "import { clamp } from '../src/clamp.js';",
+        "import { clamp, LOW } from '../src/clamp.js';").replace("0, 10", "LOW, 10"))
+    project.commit("the node fix with a new export")
+
+    plain = cli(project.root, "redfirst", "--base", base, "--test", "test/low.test.js",
+                "--test", "test/clamp.test.js")
+    opted = cli(project.root, "redfirst", "--base", base, "--test", "test/low.test.js",
+                "--test", "test/clamp.test.js", "--load-error-is-red")
+
+    assert plain.code == 2, plain.out + plain.err
+    assert "LOAD-ERROR  test/low.test.js > clamps above" in plain.out
+    assert opted.code == 0, opted.out + opted.err
