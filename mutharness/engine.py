@@ -154,9 +154,9 @@ def verify(settings: Settings, listener: Listener, environ: Mapping[str, str]) -
     the run with its results written and the error in them, never a traceback."""
     prepared = prepare(settings, environ)
     if prepared.selection is not None:
-        listener.selected(prepared.selection)
         if not prepared.specs:
             raise NothingSelected(prepared.selection.describe())
+        listener.selected(prepared.selection)
     plan = Plan(
         source=prepared.source, specs=prepared.specs, options=prepared.options,
         tracked=prepared.tracked, changes=prepared.changes, included=prepared.included,
@@ -178,9 +178,9 @@ def baseline(
     prepared = prepare(settings, environ)
     runs = repeat if repeat is not None else prepared.options["baseline-runs"]
     if prepared.selection is not None:
-        listener.selected(prepared.selection)
         if not prepared.specs:
             raise NothingSelected(prepared.selection.describe())
+        listener.selected(prepared.selection)
     with locked(prepared):
         listener.head(prepared.source, prepared.changes)
         return measure_pins(
@@ -261,11 +261,12 @@ def _fix_files(
 
 def _records(source: SourceRepo, specs: tuple[Spec, ...], evidence: Path | None) -> tuple[
         str, ...]:
-    """The repo-relative directories that hold the specs and the evidence."""
+    """The repo-relative directories that hold the specs and the evidence (`--evidence`,
+    else `evidence/`, where `verify --evidence evidence` and `evidence-check` keep it)."""
     found = {spec.path.rsplit("/", 1)[0] for spec in specs if "/" in spec.path}
-    if evidence is not None:
-        with suppress(ValueError):  # outside the repository: no file of the fix is in it
-            found.add(evidence.resolve().relative_to(source.root).as_posix())
+    with suppress(ValueError):  # outside the repository: no file of the fix is in it
+        found.add((evidence or source.root / "evidence").resolve().relative_to(
+            source.root).as_posix())
     return tuple(sorted(path for path in found if path and path != "."))
 
 
