@@ -425,7 +425,7 @@ def redfirst_command(
             os.environ,
         )
         ids = [path.stem for path in settings.spec_paths]
-        console.line(f"results: {results}", "bright_black")
+        console.results(results)
         if evidence_dir is not None:
             for written in add_red_first(evidence_dir, ids, record, template_dir):
                 console.line(f"evidence: {written}", "bright_black")

@@ -143,6 +143,10 @@ class Console:
         for test in pin.tests[:20]:
             self.line(f"    {test}", colour)
 
+    def results(self, path: Path) -> None:
+        """Where a command's results file is."""
+        self.line(f"results: {_shown(str(path))}", "bright_black")
+
     def red_first(self, record: RedFirst) -> None:
         """Every test's two outcomes, the verdict, and the exact last line."""
         colours = {Pairing.RED_FIRST: "green", Pairing.INVARIANT: None,
