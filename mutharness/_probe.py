@@ -1,4 +1,5 @@
-"""pytest plugin loaded into each child: records the session's end, its modules and its config.
+"""pytest plugin loaded into each child: records the session's end, its modules, its config,
+and the tests a failing subtest belongs to (pytest-json-report words those as passed).
 
 It runs in the tests' interpreter (Python 3.8 syntax, standard library only).
 """
@@ -9,6 +10,22 @@ import json
 import os
 import sys
 from typing import Any
+
+
+class _SubtestFailures:
+    """The node ids whose subtests (pytest 9's, unittest's subTest) reported a failure."""
+
+    def __init__(self) -> None:
+        self.nodeids: set[str] = set()
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        if "Subtest" in type(report).__name__ and report.failed:
+            self.nodeids.add(report.nodeid)
+
+
+def pytest_configure(config: Any) -> None:
+    """Register the subtest recorder (one per session: no state outlives it)."""
+    config.pluginmanager.register(_SubtestFailures(), "_mutharness_subtests")
 
 
 def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
@@ -29,6 +46,9 @@ def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
         "modules": modules,
         "sys_path": [entry for entry in sys.path if isinstance(entry, str)],
         "inipath": str(inipath) if inipath else None,
+        "subtest_failures": sorted(
+            getattr(config.pluginmanager.get_plugin("_mutharness_subtests"), "nodeids", ())
+        ),
     }
     with open(out + ".tmp", "w", encoding="utf-8") as handle:
         json.dump(document, handle)

@@ -195,8 +195,7 @@ def _outcome(test: Mapping[str, Any]) -> Outcome:
     word = str(test["outcome"])
     if word == SUBTESTS_PASSED:
         # the test's last report was a passing subtest's; a failing subtest does not change
-        # the word, but it does make pytest exit 1, which no failing test then explains: that
-        # run is untrustworthy (verdict.run_problem), never SURVIVED
+        # the word: the probe plugin records it, and `_outcomes` makes that test a failure
         word = Outcome.PASSED.value
     try:
         outcome = Outcome(word)
@@ -209,12 +208,18 @@ def _outcome(test: Mapping[str, Any]) -> Outcome:
     return outcome
 
 
-def _outcomes(document: Mapping[str, Any]) -> tuple[TestOutcome, ...]:
+def _outcomes(
+    document: Mapping[str, Any], subtest_failures: frozenset[str] = frozenset()
+) -> tuple[TestOutcome, ...]:
+    """Every test's outcome; a test with a failing subtest (pytest's own reports, recorded by
+    the probe plugin) failed, whatever word the report gives it."""
     outcomes: list[TestOutcome] = []
     for test in document.get("tests", []):
         stages = (_stage(test, name) for name in ("setup", "call", "teardown"))
         duration = sum(float(stage.get("duration", 0.0)) for stage in stages)
         outcome = _outcome(test)
+        if str(test["nodeid"]) in subtest_failures and not outcome.is_failure:
+            outcome = Outcome.FAILED
         reason = _skip_reason(test) if outcome is Outcome.SKIPPED else ""
         outcomes.append(TestOutcome(str(test["nodeid"]), outcome, duration, reason))
     return tuple(outcomes)
@@ -390,7 +395,9 @@ class PytestRunner:
             duration_s=result.duration_s,
             report=state,
             exit=exit_meaning(result.returncode),
-            outcomes=_outcomes(document) if document else (),
+            outcomes=_outcomes(document, frozenset(
+                str(nodeid) for nodeid in probe.get("subtest_failures", ()))
+            ) if document else (),
             collection_errors=_collection_errors(document) if document else (),
             log_path=result.log_path,
             log_tail=log_tail(Path(result.log_path)),

@@ -398,6 +398,9 @@ ROWS: tuple[Row, ...] = (
     Row("honesty", "verify re-renders a document that holds a red-first section",
         "the section is kept, byte for byte", "as expected",
         H + "test_redfirst.py::test_the_proof_is_a_section_of_the_spec_s_evidence_with_its_own_digests"),
+    Row("honesty", "a mutant that only a unittest subTest catches (pytest 9, which pytest-json-report words as passed)",
+        "CAUGHT, the test named as failing", "as expected (was UNTRUSTWORTHY: exit 1 with no failing test)",
+        H + "test_subtests.py::test_a_suite_with_subtests_is_measured_and_a_failing_subtest_fails_its_test"),
     # -- the README's commands are repeatable --------------------------------------------------
     Row("repeatable", ".venv as a directory or as a file", "ignored either way", "as expected",
         H + "test_repository.py::test_a_venv_at_the_root_is_ignored_whether_a_directory_or_a_file"),
