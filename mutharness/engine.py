@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ from mutharness.lock import repository_lock
 from mutharness.options import Options, project_inputs, read_config, resolve
 from mutharness.pins import Pin
 from mutharness.redfirst import RedFirst
-from mutharness.results import RunResult, write_red_first
+from mutharness.results import RunResult, write_red_first, write_results
 from mutharness.runners import RUNNERS, detected, runner_kind
 from mutharness.skips import SkipRules, load_policy, this_platform
 from mutharness.spec import Spec, display_name
@@ -153,15 +153,22 @@ def verify(settings: Settings, listener: Listener, environ: Mapping[str, str]) -
     After the lock is taken every failure (disk full, a git error, a closed stdout...) ends
     the run with its results written and the error in them, never a traceback."""
     prepared = prepare(settings, environ)
+    json_path = settings.json_path or prepared.run_dir / "results.json"
     if prepared.selection is not None:
-        if not prepared.specs:
+        if not prepared.specs:  # the results say so too: an older results file is no answer
+            with locked(prepared):
+                write_results(RunResult(
+                    tool={}, commit=prepared.source.head, dirty=bool(prepared.changes),
+                    dirty_changes=prepared.changes, command=settings.command, specs=(),
+                    settings={"since": prepared.selection.rev,
+                              "selection": prepared.selection.describe()},
+                ), json_path)
             raise NothingSelected(prepared.selection.describe())
         listener.selected(prepared.selection)
     plan = Plan(
         source=prepared.source, specs=prepared.specs, options=prepared.options,
         tracked=prepared.tracked, changes=prepared.changes, included=prepared.included,
-        fail_fast=settings.fail_fast,
-        json_path=settings.json_path or prepared.run_dir / "results.json",
+        fail_fast=settings.fail_fast, json_path=json_path,
         command=settings.command, git_version=prepared.git_version,
         skip_rules=prepared.skip_rules,
     )
@@ -261,9 +268,9 @@ def _fix_files(
 
 def _records(source: SourceRepo, specs: tuple[Spec, ...], evidence: Path | None) -> tuple[
         str, ...]:
-    """The repo-relative directories that hold the specs and the evidence (`--evidence`,
-    else `evidence/`, where `verify --evidence evidence` and `evidence-check` keep it)."""
-    found = {spec.path.rsplit("/", 1)[0] for spec in specs if "/" in spec.path}
+    """The repo-relative directories that hold the specs (`specs/` and the named specs') and
+    the evidence (`--evidence`, else `evidence/`, where `evidence-check` looks for it)."""
+    found = {spec.path.rsplit("/", 1)[0] for spec in specs if "/" in spec.path} | {"specs"}
     with suppress(ValueError):  # outside the repository: no file of the fix is in it
         found.add((evidence or source.root / "evidence").resolve().relative_to(
             source.root).as_posix())
@@ -297,7 +304,8 @@ def redfirst(
         listener.proving(proof)
         with opened(source, prepared.included, prepared.options, (spec,), listener, environ,
                     prepared.temp_dir) as bench:
-            record = prove(proof, source, bench.lab)
+            record = replace(prove(proof, source, bench.lab),
+                             flags=tuple(prepared.options.flags()))
             tools = bench.runners.versions
     path = settings.json_path or prepared.run_dir / "redfirst.json"
     write_red_first(record, tuple(spec.id for spec in prepared.specs), settings.command,

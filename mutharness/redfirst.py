@@ -90,6 +90,7 @@ class RedFirst:
     problem: str = ""  # why no trustworthy answer is possible (a run that cannot be believed)
     load_errors: tuple[str, ...] = ()  # what failed to load with the fix reverted
     depends_on: Mapping[str, str] = field(default_factory=dict)  # path -> sha256 at HEAD
+    flags: tuple[str, ...] = ()  # the options that were not the default, as flags
 
     def _count(self, pairing: Pairing) -> int:
         return sum(1 for item in self.pairs if item.pairing is pairing)
@@ -189,6 +190,7 @@ class RedFirst:
                 for item in self.pairs
             ],
             "depends_on": dict(sorted(self.depends_on.items())),
+            "flags": list(self.flags),
         }
 
 
@@ -218,4 +220,5 @@ def red_first_from_json(document: Mapping[str, Any]) -> RedFirst:
         text("rev"), text("base"), text("head"), text("runner"), texts("tests"),
         texts("reverted_files"), pairs, bool(document["load_error_is_red"]),
         texts("expect_red"), text("problem"), texts("load_errors"), dict(depends),
+        texts("flags") if "flags" in document else (),
     )

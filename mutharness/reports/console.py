@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # at run time the console needs only click: it reports missin
     from mutharness.workspace import SourceRepo
 
 MAX_FAILING_SHOWN = 4
+MAX_INVARIANTS_SHOWN = 20
 NAME_WIDTH = 90
 
 
@@ -151,18 +152,29 @@ class Console:
         """Every test's two outcomes, the verdict, and the exact last line."""
         colours = {Pairing.RED_FIRST: "green", Pairing.INVARIANT: None,
                    Pairing.LOAD_ERROR: "yellow", Pairing.SKIPPED: "bright_black"}
-        notes = {Pairing.INVARIANT: " (passes on both sides: an invariant the fix keeps)",
+        notes = {Pairing.INVARIANT: " (passes on both sides)",
                  Pairing.LOAD_ERROR: " (its file does not load without the fix)"}
+        quiet = (Pairing.INVARIANT, Pairing.SKIPPED)  # listed up to a point: the file has all
+        shown_quiet = 0
         for item in record.pairs:
+            if item.pairing in quiet:
+                shown_quiet += 1
+                if shown_quiet > MAX_INVARIANTS_SHOWN:
+                    continue
             self.line(
                 f"  {item.pairing.value:<11} {item.nodeid}: HEAD {item.head}, reverted "
                 f"{item.reverted}{notes.get(item.pairing, '')}",
                 colours.get(item.pairing, "red"),
             )
+        if shown_quiet > MAX_INVARIANTS_SHOWN:
+            self.line(f"  and {shown_quiet - MAX_INVARIANTS_SHOWN} more invariant or skipped "
+                      "test(s), every one in the results file", "bright_black")
         code = record.exit_code()
         colour = "green" if code is ExitCode.OK else "yellow" if code is ExitCode.UNEXPECTED \
             else "red"
-        self.line(f"before (fix reverted): {record.before()}; after (HEAD): {record.after()}")
+        if record.pairs:
+            self.line(f"before (fix reverted): {record.before()}; after (HEAD): "
+                      f"{record.after()}")
         self.line(record.verdict(), colour)
         self.line(record.line(), colour)
 

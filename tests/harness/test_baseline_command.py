@@ -207,7 +207,8 @@ def test_since_selects_exactly_the_affected_specs(
     else:
         for done in (checked, measured, verified):
             assert "no spec is affected: no measurement is claimed" in done.out
-        assert not results_file.exists()  # no results are claimed either
+        results = json.loads(results_file.read_text("utf-8"))  # never an older run's
+        assert results["specs"] == [] and results["settings"]["since"] == base
 
 
 def test_since_counts_uncommitted_and_untracked_changes(

@@ -187,7 +187,7 @@ def test_the_proof_is_a_section_of_the_spec_s_evidence_with_its_own_digests(
     project.commit("evidence")
 
     done = cli(project.root, "redfirst", "--base", base, "specs/calc.json",
-               "--evidence", "evidence")
+               "--evidence", "evidence", "--timeout-floor", "25")
     project.commit("red-first evidence")
     fresh = cli(project.root, "evidence-check")
     again = cli(project.root, "verify", "specs", "--evidence", "evidence")
@@ -198,6 +198,8 @@ def test_the_proof_is_a_section_of_the_spec_s_evidence_with_its_own_digests(
     assert "| before (fix reverted) | tests 3 / pass 2 / fail 1 |" in document
     assert "| after (HEAD) | 3 / 3 |" in document
     assert "- `tests/test_calc.py::test_clamp_below`: HEAD passed, reverted failed" in document
+    assert (f"mutharness redfirst --base {base} specs/calc.json --timeout-floor 25 --evidence "
+            "evidence`") in document  # the re-derive command repeats every option
     assert fresh.code == 0, fresh.out
     assert again.code == 0 and git(project.root, "status", "--porcelain") == ""  # kept as is
     project.write("tests/test_calc.py", NEW_TESTS + "\n# edited\n")
