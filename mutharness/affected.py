@@ -16,16 +16,24 @@ CONFIG_NAMES = frozenset({
 MAX_SHOWN = 5
 
 
-def test_roots(tests: Sequence[str], runner: str, tracked: frozenset[str]) -> tuple[str, ...]:
-    """The directories that hold `tests`: a file entry's directory, a directory entry."""
+TEST_DIRECTORIES = frozenset({"tests", "test", "testing", "__tests__"})
+
+
+def on_test_side(
+    path: str, runner: str, entries: Sequence[str], keep: Sequence[str] = ()
+) -> bool:
+    """Whether a path belongs to the tests rather than the code they test: a `tests` entry or
+    a file under a directory entry, a `conftest.py`, a test module by the runner's names
+    (`test_*.py`, `*.test.js`...), anything under a `tests`/`test`/`testing`/`__tests__`
+    directory (helpers, fixtures), or under a `keep` path."""
     kind = runner_kind(runner)
-    roots: list[str] = []
-    for entry in tests:
-        path = kind.entry_path(entry)
-        if path in tracked:  # a file: its directory holds the tests' helpers
-            path = path.rsplit("/", 1)[0] if "/" in path else ""
-        roots.append(path)
-    return tuple(dict.fromkeys(roots))
+    parts = path.split("/")
+    return (
+        any(_under(path, kind.entry_path(entry)) for entry in entries if kind.entry_path(entry))
+        or parts[-1] == "conftest.py" or kind.is_test_module(path)
+        or any(part in TEST_DIRECTORIES for part in parts[:-1])
+        or any(_under(path, kept.strip("/")) for kept in keep if kept.strip("/"))
+    )
 
 
 def _under(path: str, root: str) -> bool:
@@ -61,29 +69,27 @@ class Selection:
 
 def shared_changes(
     changed: Sequence[str], specs: Sequence[Spec], extra: Sequence[str],
-    tracked: frozenset[str],
 ) -> tuple[str, ...]:
     """The changed paths that are shared test infrastructure: a config file or conftest.py
     anywhere, one of `extra` (the policy file, the project config, node preloads), or a
-    helper: a file that is not a test module in a directory holding spec tests."""
+    helper: a file on the tests' side (see `on_test_side`) that is neither a spec's test
+    entry nor a test module."""
     entries = {
         runner_kind(spec.runner).entry_path(entry) for spec in specs for entry in spec.tests
     }
     spec_files = {spec.path for spec in specs}
-    roots = {root: spec.runner for spec in specs
-             for root in test_roots(spec.tests, spec.runner, tracked)}
+    runners = {spec.runner for spec in specs}
     shared: list[str] = []
     for path in changed:
         name = path.rsplit("/", 1)[-1]
         if name in CONFIG_NAMES or path in extra:
             shared.append(path)
-            continue
-        if path in entries or path in spec_files:
-            continue
-        for root, runner in roots.items():
-            if _under(path, root) and not runner_kind(runner).is_test_module(path):
-                shared.append(path)
-                break
+        elif path in entries or path in spec_files or any(
+            runner_kind(runner).is_test_module(path) for runner in runners
+        ):
+            continue  # a spec's own file, or a test module: it selects what runs it
+        elif any(on_test_side(path, spec.runner, spec.tests) for spec in specs):
+            shared.append(path)
     return tuple(shared)
 
 
@@ -104,11 +110,10 @@ def _why(spec: Spec, changed: frozenset[str]) -> str | None:
 
 def select(
     rev: str, base: str, changed: Sequence[str], specs: Sequence[Spec], extra: Sequence[str],
-    tracked: frozenset[str],
 ) -> Selection:
     """The specs affected by `changed`: a spec whose JSON, a test file or a target changed;
     every spec when shared test infrastructure changed."""
-    shared = shared_changes(changed, specs, extra, tracked)
+    shared = shared_changes(changed, specs, extra)
     paths = frozenset(changed)
     if shared:
         return Selection(rev, base, tuple(changed), tuple(specs), shared,
@@ -121,3 +126,16 @@ def select(
             chosen.append(spec)
             reasons.append((spec.id, why))
     return Selection(rev, base, tuple(changed), tuple(chosen), (), tuple(reasons))
+
+
+def fix_files(
+    changed: Sequence[str], runner: str, tests: Sequence[str], keep: Sequence[str],
+    records: Sequence[str],
+) -> tuple[str, ...]:
+    """The files of a fix, for red-first: every changed path that is not on the tests' side
+    (`on_test_side`, with `keep`) nor under a directory of `records` (specs, evidence)."""
+    return tuple(
+        path for path in changed
+        if not on_test_side(path, runner, tests, keep)
+        and not any(_under(path, record) for record in records)
+    )

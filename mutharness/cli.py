@@ -371,6 +371,9 @@ def baseline_command(
               help="A test (or file) that must fail with the fix reverted.")
 @click.option("--load-error-is-red", is_flag=True,
               help="Count a test whose file cannot load without the fix as red.")
+@click.option("--keep", multiple=True, metavar="PATH",
+              help="A file or directory on the tests' side: never reverted (a helper outside "
+                   "a tests/ directory).")
 @click.option("--allow-dirty", is_flag=True,
               help="Include uncommitted changes (their bytes) instead of refusing a dirty tree.")
 @click.option("--json", "json_path", type=click.Path(path_type=Path, dir_okay=False),
@@ -386,7 +389,7 @@ def baseline_command(
 @_guarded("proving red-first")
 def redfirst_command(
     specs: tuple[Path, ...], rev: str, tests: tuple[str, ...], expect_red: tuple[str, ...],
-    load_error_is_red: bool, allow_dirty: bool, json_path: Path | None,
+    load_error_is_red: bool, keep: tuple[str, ...], allow_dirty: bool, json_path: Path | None,
     evidence_dir: Path | None, template_dir: Path | None, config: Path | None, **given: Any,
 ) -> None:
     """Prove that tests pin a fix: run them at HEAD, then with the fix reverted.
@@ -415,12 +418,14 @@ def redfirst_command(
                    *(path.as_posix() for path in specs),
                    *(word for test in tests for word in ("--test", test)),
                    *(word for test in expect_red for word in ("--expect-red", test)),
-                   *(("--load-error-is-red",) if load_error_is_red else ()))
+                   *(("--load-error-is-red",) if load_error_is_red else ()),
+                   *(word for path in keep for word in ("--keep", path)))
         settings = _settings(specs, given, config, allow_dirty, command,
                              json_path=json_path.absolute() if json_path else None)
         record, results = redfirst(
             settings, RedFirstRequest(rev, tests, expect_red, load_error_is_red,
-                                      evidence_dir.absolute() if evidence_dir else None),
+                                      evidence_dir.absolute() if evidence_dir else None,
+                                      keep),
             console,
             os.environ,
         )
@@ -534,7 +539,7 @@ def evidence_check(evidence_dir: Path | None) -> None:
                 f"{verdict.document}: STALE (measured at {verdict.commit[:12]}; {since})", "red"
             )
             for item in verdict.stale:
-                state = "missing" if item.missing else "changed"
+                state = "missing" if item.missing else "added" if item.added else "changed"
                 console.line(f"    {item.path} {state} (stales: {', '.join(item.facts)})", "red")
         else:
             console.line(f"{verdict.document}: fresh")

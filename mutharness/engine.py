@@ -9,12 +9,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from mutharness.affected import Selection, select, test_roots
+from mutharness.affected import Selection, fix_files, select
 from mutharness.check import Committed, check_spec_files, tracked_with
 from mutharness.errors import (
     DirtyTreeError,
-    EnvironmentProblem,
     NothingSelected,
+    RedFirstError,
     WorkspaceError,
 )
 from mutharness.lab.bench import opened
@@ -32,6 +32,7 @@ from mutharness.skips import SkipRules, load_policy, this_platform
 from mutharness.spec import Spec, display_name
 from mutharness.sweep import sweep_stale_workspaces
 from mutharness.workspace import (
+    REGULAR_MODES,
     SourceRepo,
     configure_git,
     enclosing_worktrees,
@@ -102,7 +103,7 @@ def since_selection(
     extra = {options["platform-skips"]}
     for runner in {spec.runner for spec in specs}:
         extra.update(project_inputs(options, runner))
-    return select(rev, base, source.changed_since(base), specs, sorted(extra), tracked)
+    return select(rev, base, source.changed_since(base), specs, sorted(extra))
 
 
 def prepare(settings: Settings, environ: Mapping[str, str]) -> Prepared:
@@ -206,6 +207,7 @@ class RedFirstRequest:
     expect_red: tuple[str, ...] = ()
     load_error_is_red: bool = False
     evidence_dir: Path | None = None  # its documents are never part of the fix
+    keep: tuple[str, ...] = ()  # --keep: paths on the tests' side, never reverted
 
 
 def _red_first_tests(
@@ -213,15 +215,17 @@ def _red_first_tests(
     tracked: frozenset[str],
 ) -> tuple[str, tuple[str, ...]]:
     """(runner, test entries): `--test`, else the specs' tests, else the test files changed
-    since the base (pytest's or node's test file names)."""
+    since the base (pytest's or node's test file names); every entry names a tracked file or
+    directory."""
     if request.tests:
         tests = request.tests
         runner = detected(tests)
     elif specs:
         runners = {spec.runner for spec in specs}
         if len(runners) > 1:
-            raise EnvironmentProblem(
-                f"the specs name tests of different runners ({', '.join(sorted(runners))})",
+            raise RedFirstError(
+                request.rev, f"the specs' tests are of different runners "
+                f"({', '.join(sorted(runners))})",
                 remedy="prove each runner's tests in its own redfirst run",
             )
         runner = runners.pop()
@@ -234,36 +238,22 @@ def _red_first_tests(
         }
         kinds = [name for name, paths in found.items() if paths]
         if len(kinds) != 1:
-            what = "no test file changed" if not kinds else "test files of several runners " \
-                "changed"
-            raise EnvironmentProblem(
-                f"redfirst: {what} since {request.rev}",
+            raise RedFirstError(
+                request.rev, "no test file changed since" if not kinds
+                else "test files of several runners changed since",
                 remedy="name the tests with --test PATH_OR_ID (or a spec whose tests to run)",
             )
         runner, tests = kinds[0], found[kinds[0]]
     kind = runner_kind(runner)
-    problems = [f"{entry!r} {why}" for entry in tests
-                if (why := kind.entry_problem(entry)) is not None]
-    if problems:
-        raise EnvironmentProblem(f"redfirst: a test entry cannot be used: {problems[0]}")
+    directories = {path.rsplit("/", depth)[0] for path in tracked
+                   for depth in range(1, path.count("/") + 1)}
+    for entry in tests:
+        if (why := kind.entry_problem(entry)) is not None:
+            raise RedFirstError(request.rev, f"the test entry {entry!r} {why}")
+        if kind.entry_path(entry) not in tracked | directories:
+            raise RedFirstError(request.rev, f"the test entry {entry!r} names nothing HEAD "
+                                             "tracks", remedy="name a committed test file or id")
     return runner, tests
-
-
-def _fix_files(
-    committed: tuple[str, ...], runner: str, tests: tuple[str, ...], tracked: frozenset[str],
-    records: tuple[str, ...],
-) -> tuple[str, ...]:
-    """The files of the fix: every path changed since the base that is not on the tests'
-    side (the test files, a conftest.py, a helper beside the tests) nor a record of the
-    measurements (the specs' directories, the evidence directory)."""
-    kind = runner_kind(runner)
-    entries = {kind.entry_path(entry) for entry in tests}
-    roots = {root for root in test_roots(tests, runner, tracked) if root} | set(records)
-    return tuple(
-        path for path in committed
-        if path not in entries and path.rsplit("/", 1)[-1] != "conftest.py"
-        and not any(path.startswith(f"{root}/") for root in roots)
-    )
 
 
 def _records(source: SourceRepo, specs: tuple[Spec, ...], evidence: Path | None) -> tuple[
@@ -277,6 +267,32 @@ def _records(source: SourceRepo, specs: tuple[Spec, ...], evidence: Path | None)
     return tuple(sorted(path for path in found if path and path != "."))
 
 
+def _fork_point(source: SourceRepo, rev: str, base: str) -> str:
+    """The commit the fix is reverted to: `base` when HEAD descends from it, else their merge
+    base (a branch that moved on since: its later changes are not this fix)."""
+    fork = source.fork_point(base)
+    if fork is None:
+        shallow = " (it is a shallow clone)" if source.is_shallow() else ""
+        raise RedFirstError(
+            rev, f"this clone cannot tell where HEAD's history left {base[:12]}{shallow}",
+            remedy="fetch the history between them (actions/checkout with fetch-depth: 0, or "
+            "git fetch --deepen=N), or name the commit the fix was made on",
+        )
+    return fork
+
+
+def _revertible(source: SourceRepo, rev: str, base: str, fix: tuple[str, ...]) -> None:
+    """Every file of the fix can be put back: a regular file (or nothing) at the base."""
+    for path in fix:
+        mode = source.mode_at(base, path)
+        if mode is not None and mode not in REGULAR_MODES:
+            raise RedFirstError(
+                rev, f"{path} cannot be reverted: at {base[:12]} it is not a regular file "
+                f"(git mode {mode})", remedy="name the tests' side with --keep PATH if it is "
+                "not part of the fix",
+            )
+
+
 def redfirst(
     settings: Settings, request: RedFirstRequest, listener: Listener,
     environ: Mapping[str, str],
@@ -285,27 +301,29 @@ def redfirst(
     and the results file it was written to."""
     prepared = prepare(settings, environ)
     source = prepared.source
-    base = source.base_commit(request.rev)
-    committed = source.committed_since(base)
-    runner, tests = _red_first_tests(request, prepared.specs, committed, prepared.tracked)
-    fix = _fix_files(committed, runner, tests, prepared.tracked,
-                     _records(source, prepared.specs, request.evidence_dir))
+    named = source.base_commit(request.rev)
+    base = _fork_point(source, request.rev, named)
+    changed = tuple(sorted(set(source.committed_since(base)) | set(prepared.included)))
+    runner, tests = _red_first_tests(request, prepared.specs, changed, prepared.tracked)
+    fix = fix_files(changed, runner, tests, request.keep,
+                    _records(source, prepared.specs, request.evidence_dir))
     if not fix:
-        raise EnvironmentProblem(
-            f"redfirst: no file outside the tests changed between {request.rev} and HEAD: "
-            "there is no fix to revert",
-            remedy="name the base the fix was made on (--base), e.g. the commit before it",
+        raise RedFirstError(
+            request.rev, "no file outside the tests changed since: there is no fix to revert",
+            remedy="name the base the fix was made on, e.g. the commit before it",
         )
+    _revertible(source, request.rev, base, fix)
     spec = Spec("red-first", "", "", tests, 0, (), runner)
     proof = Proof(request.rev, base, spec, fix, prepared.options["baseline-timeout"],
-                  request.load_error_is_red, request.expect_red)
+                  request.load_error_is_red, request.expect_red,
+                  named if named != base else "")
     with locked(prepared):
         listener.head(source, prepared.changes)
         listener.proving(proof)
         with opened(source, prepared.included, prepared.options, (spec,), listener, environ,
                     prepared.temp_dir) as bench:
-            record = replace(prove(proof, source, bench.lab),
-                             flags=tuple(prepared.options.flags()))
+            record = replace(prove(proof, source, bench.lab, prepared.tracked),
+                             flags=tuple(prepared.options.flags()), keep=request.keep)
             tools = bench.runners.versions
     path = settings.json_path or prepared.run_dir / "redfirst.json"
     write_red_first(record, tuple(spec.id for spec in prepared.specs), settings.command,

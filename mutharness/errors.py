@@ -259,6 +259,20 @@ class InstalledCopyError(MutharnessError):
         )
 
 
+class RedFirstError(MutharnessError):
+    """A red-first proof that cannot be set up: its base, what is wrong, and what to do."""
+
+    def __init__(self, rev: str, problem: str, remedy: str = "") -> None:
+        super().__init__(rev, problem, remedy)
+        self.rev = rev
+        self.problem = problem
+        self.remedy = remedy
+
+    def message(self) -> str:
+        text = f"redfirst --base {self.rev}: {self.problem}"
+        return f"{text}\n  {self.remedy}" if self.remedy else text
+
+
 class NothingSelected(MutharnessError):
     """`--since` found no spec its changes affect: nothing is measured, nothing is claimed."""
 

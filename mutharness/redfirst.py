@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from mutharness.errors import ExitCode
 from mutharness.runners.base import Outcome, RunFacts
+
+Split = Callable[[str], tuple[str, str]]  # a test id -> (file, name), as the runner writes ids
 
 LOAD_ERROR = "load-error"  # the test's file did not load with the fix reverted
 ABSENT = "absent"  # the test did not run with the fix reverted, and its file loaded
@@ -43,12 +45,12 @@ class TestPair:
         )
 
 
-def _file_of(nodeid: str, load_errors: Sequence[str], split: Any) -> bool:
+def _file_of(nodeid: str, load_errors: Sequence[str], split: Split) -> bool:
     file = split(nodeid)[0]
     return any(file == error or error.startswith(f"{file}::") for error in load_errors)
 
 
-def pair(head: RunFacts, reverted: RunFacts, split: Any) -> tuple[TestPair, ...]:
+def pair(head: RunFacts, reverted: RunFacts, split: Split) -> tuple[TestPair, ...]:
     """Every test that ran at HEAD, paired with its run with the fix reverted."""
     after = {outcome.nodeid: outcome.outcome for outcome in reverted.outcomes}
     errors = reverted.collection_errors
@@ -91,6 +93,7 @@ class RedFirst:
     load_errors: tuple[str, ...] = ()  # what failed to load with the fix reverted
     depends_on: Mapping[str, str] = field(default_factory=dict)  # path -> sha256 at HEAD
     flags: tuple[str, ...] = ()  # the options that were not the default, as flags
+    keep: tuple[str, ...] = ()  # --keep: paths kept on the tests' side
 
     def _count(self, pairing: Pairing) -> int:
         return sum(1 for item in self.pairs if item.pairing is pairing)
@@ -105,13 +108,13 @@ class RedFirst:
         """The tests that fail with the fix reverted (load errors only when opted in)."""
         return tuple(item for item in self.counted if item.red(self.load_error_is_red))
 
+    def _named(self, wanted: str, pairs: Sequence[TestPair]) -> bool:
+        return any(item.nodeid == wanted or item.nodeid.startswith((f"{wanted}::",
+                   f"{wanted} > ")) for item in pairs)
+
     def _expected_missing(self) -> tuple[str, ...]:
-        red = {item.nodeid for item in self.red}
-        return tuple(
-            wanted for wanted in self.expect_red
-            if not any(nodeid == wanted or nodeid.startswith((f"{wanted}::", f"{wanted} > "))
-                       for nodeid in red)
-        )
+        red = self.red
+        return tuple(wanted for wanted in self.expect_red if not self._named(wanted, red))
 
     def why_no_answer(self) -> str:
         """Why the proof gives no trustworthy answer ("" when it does)."""
@@ -126,6 +129,9 @@ class RedFirst:
         if absent:
             return (f"{len(absent)} test(s) did not run with the fix reverted although their "
                     f"file loaded: {', '.join(absent[:3])}")
+        unknown = [wanted for wanted in self.expect_red if not self._named(wanted, self.pairs)]
+        if unknown:
+            return f"--expect-red {unknown[0]} names no test that ran"
         if self._count(Pairing.LOAD_ERROR) and not self.load_error_is_red:
             return (f"{self._count(Pairing.LOAD_ERROR)} test(s) cannot load with the fix "
                     f"reverted ({', '.join(self.load_errors[:3])}); pass --load-error-is-red "
@@ -191,6 +197,7 @@ class RedFirst:
             ],
             "depends_on": dict(sorted(self.depends_on.items())),
             "flags": list(self.flags),
+            "keep": list(self.keep),
         }
 
 
@@ -221,4 +228,5 @@ def red_first_from_json(document: Mapping[str, Any]) -> RedFirst:
         texts("reverted_files"), pairs, bool(document["load_error_is_red"]),
         texts("expect_red"), text("problem"), texts("load_errors"), dict(depends),
         texts("flags") if "flags" in document else (),
+        texts("keep") if "keep" in document else (),
     )

@@ -70,6 +70,7 @@ class SpecResult:
     pin: Pin | None = None  # the baseline line, as `mutharness baseline` prints it
     pin_depends_on: Mapping[str, str] = field(default_factory=dict)  # what the count depends on
     red_first: RedFirst | None = None  # a red-first proof recorded for the spec
+    absent: tuple[str, ...] = ()  # paths where a new file would configure the run (none yet)
 
 
 class RecordedError(MutharnessError):
@@ -250,6 +251,7 @@ def spec_json(result: SpecResult, timings: bool = True) -> dict[str, Any]:
             **result.pin.to_json(), "depends_on": dict(sorted(result.pin_depends_on.items())),
         },
         "red_first": None if result.red_first is None else result.red_first.to_json(),
+        "absent": list(result.absent),
     }
     if timings:
         document["timeout_s"] = result.timeout_s
@@ -445,6 +447,7 @@ def _spec(reader: _Reader) -> SpecResult:
         spec, None if baseline is None else _facts(baseline), reader.number("timeout_s", 0.0),
         tuple(mutations), reader.text("error"), depends, reader.text("source_commit"),
         reader.text("stopped", ""), tools, pin, pin_depends, red_first,
+        reader.texts("absent", ()),
     )
 
 

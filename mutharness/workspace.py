@@ -326,17 +326,37 @@ class SourceRepo:
         except GitError:
             found = ""
         if not found.strip():
-            shallow = (self.root / ".git" / "shallow").is_file()
-            raise GitError(
-                f"{rev} is not a commit this clone holds"
-                + (" (it is a shallow clone)" if shallow else ""),
-                remedy=(
-                    f"fetch it as well as HEAD, e.g. git fetch --depth=1 origin {rev} (in "
-                    "GitHub Actions: the pull request's base sha); mutharness compares the two "
-                    "trees and needs no history between them"
-                ),
-            )
+            if self.is_shallow():
+                raise GitError(
+                    f"{rev} is not a commit this clone holds (it is a shallow clone)",
+                    remedy=(
+                        f"fetch it as well as HEAD, e.g. git fetch --depth=1 origin {rev} (in "
+                        "GitHub Actions: the pull request's base sha); --since compares the "
+                        "two trees and needs no history between them"
+                    ),
+                )
+            raise GitError(f"{rev} names no commit in this repository",
+                           remedy="check the name: a commit, branch or tag (git log --oneline)")
         return found.strip()
+
+    def is_shallow(self) -> bool:
+        """Whether this clone lacks history (`git clone --depth`)."""
+        return _run(self.git, self.root, ["rev-parse", "--is-shallow-repository"]).strip() \
+            == "true"
+
+    def fork_point(self, base: str) -> str | None:
+        """`base` when it is an ancestor of HEAD, else the commit HEAD's history left it at
+        (their merge base); None when this clone's history cannot tell."""
+        try:
+            _run(self.git, self.root, ["merge-base", "--is-ancestor", base, self.head])
+            return base
+        except GitError:
+            pass
+        try:
+            found = _run(self.git, self.root, ["merge-base", base, self.head]).strip()
+        except GitError:
+            return None
+        return found or None
 
     def committed_since(self, base: str) -> tuple[str, ...]:
         """The paths whose blobs differ between `base` and HEAD (both sides of a rename)."""

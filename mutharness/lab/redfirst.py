@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from mutharness.digest import file_digest
 from mutharness.errors import WorkspaceError
 from mutharness.lab.scenario import Lab, Ran, Scenario, run_scenario
 from mutharness.redfirst import RedFirst, pair
 from mutharness.runners import runner_kind
-from mutharness.runners.base import RunFacts
+from mutharness.runners.base import RunFacts, SpecFiles
 from mutharness.spec import Spec
 from mutharness.verdict import run_problem
 from mutharness.workspace import REGULAR_MODES, SourceRepo, remove_path
@@ -20,12 +21,13 @@ class Proof:
     """What a red-first run proves: the tests, the fix and the base it is reverted to."""
 
     rev: str  # as the user named it
-    base: str  # the commit
+    base: str  # the commit the fix is reverted to (REV, or its merge base with HEAD)
     spec: Spec  # the tests to run, as a spec without mutations (named `red-first`)
     fix: tuple[str, ...]  # the files put back to their bytes at `base`
     timeout_s: float
     load_error_is_red: bool
     expect_red: tuple[str, ...]
+    named: str = ""  # the commit REV names, when it is not `base` (a branch that moved on)
 
 
 def _side(ran: Ran, side: str, load_errors: bool, reverted: tuple[str, ...] = ()) -> str:
@@ -47,6 +49,7 @@ def _revert(proof: Proof, source: SourceRepo, lab: Lab) -> None:
         if mode is None:
             if target.exists() or target.is_symlink():
                 remove_path(target)
+            _prune_empty_parents(target.parent, workspace.root)  # no namespace package left
             continue
         if mode not in REGULAR_MODES:
             raise WorkspaceError(
@@ -60,8 +63,18 @@ def _revert(proof: Proof, source: SourceRepo, lab: Lab) -> None:
         if target.exists() and not target.is_file():
             remove_path(target)
         workspace.write_mutant(path, data)
-        if mode == "100755":
-            target.chmod(target.stat().st_mode | 0o111)
+        executable = target.stat().st_mode | 0o111
+        target.chmod(executable if mode == "100755" else executable & ~0o111)
+
+
+def _prune_empty_parents(directory: Path, root: Path) -> None:
+    """Remove the directories a deleted file leaves empty, up to (not including) `root`."""
+    while directory != root and root in directory.parents:
+        try:
+            directory.rmdir()
+        except OSError:  # not empty (or already gone): stop here
+            return
+        directory = directory.parent
 
 
 def _digests(proof: Proof, lab: Lab, facts: RunFacts) -> dict[str, str]:
@@ -77,10 +90,12 @@ def _digests(proof: Proof, lab: Lab, facts: RunFacts) -> dict[str, str]:
     return digests
 
 
-def prove(proof: Proof, source: SourceRepo, lab: Lab) -> RedFirst:
+def prove(proof: Proof, source: SourceRepo, lab: Lab, tracked: frozenset[str]) -> RedFirst:
     """Run the tests at HEAD, then with the fix reverted, and pair every test's outcomes.
 
-    The workspace holds HEAD; the reverted run is its last use, so nothing is put back."""
+    The HEAD run must load the fix's modules from the workspace (the runner's isolation
+    check: an installed copy would make the revert a no-op). The workspace holds HEAD; the
+    reverted run is its last use, so nothing is put back."""
     spec = proof.spec
     record = RedFirst(
         proof.rev, proof.base, source.head, spec.runner, spec.tests, proof.fix,
@@ -90,6 +105,9 @@ def prove(proof: Proof, source: SourceRepo, lab: Lab) -> RedFirst:
     digests = _digests(proof, lab, head.facts)
     if (problem := _side(head, "at HEAD", load_errors=False)):
         return replace(record, problem=problem, depends_on=digests)
+    files = SpecFiles("red-first", proof.fix, source.root, lab.workspace.root.resolve(), tracked)
+    if (error := lab.runner_for(spec).isolation_problem(head.facts, files)) is not None:
+        return replace(record, problem=f"at HEAD: {error.message()}", depends_on=digests)
     _revert(proof, source, lab)
     reverted = run_scenario(Scenario.reverted(spec, proof.timeout_s), lab)
     problem = _side(reverted, "with the fix reverted", load_errors=True, reverted=proof.fix)

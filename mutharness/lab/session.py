@@ -14,7 +14,7 @@ from mutharness.lab.baseline import Baseline, SpecStopped, measure
 from mutharness.lab.bench import Runners, opened
 from mutharness.lab.events import Listener, Phase
 from mutharness.lab.scenario import Lab, Scenario, run_scenario
-from mutharness.options import Options, project_inputs
+from mutharness.options import CONFIG_FILE, Options, project_inputs
 from mutharness.pins import Pin
 from mutharness.results import MutationResult, RunResult, SpecResult, write_results
 from mutharness.runners import runner_kind
@@ -54,6 +54,7 @@ class _SpecRun:
         self.depends_on: dict[str, str] = {}
         self.pin_depends_on: dict[str, str] = {}
         self.pin: Pin | None = None
+        self.absent: tuple[str, ...] = ()  # where a new file would configure the run
         self.source_commit = ""
 
     def result(
@@ -68,7 +69,7 @@ class _SpecRun:
             self.spec, baseline.facts if baseline else facts,
             baseline.timeout_s if baseline else 0.0, tuple(self.done), error,
             self.depends_on, self.source_commit, stopped, self.session.tools_of(self.spec),
-            self.pin, self.pin_depends_on,
+            self.pin, self.pin_depends_on, absent=self.absent,
         )
 
     def partial(self, why: str) -> SpecResult | None:
@@ -114,6 +115,12 @@ class _SpecRun:
         verdicts = dict(counted)
         for mutation in self.spec.mutations:
             add(mutation.file, verdicts)
+        candidates = (*kind.config_candidates(self.spec.tests), CONFIG_FILE,
+                      *((plan.skip_rules.policy.path or plan.options["platform-skips"],)))
+        self.absent = tuple(sorted({
+            path for path in candidates
+            if path not in plan.tracked and path not in plan.included
+        }))
         return verdicts, counted
 
     def _depend(self, facts: RunFacts | None) -> None:

@@ -133,6 +133,9 @@ class Console:
     def proving(self, proof: Proof) -> None:
         shown_fix = ", ".join(proof.fix[:5]) + (
             f" and {len(proof.fix) - 5} more" if len(proof.fix) > 5 else "")
+        if proof.named:
+            self.line(f"{proof.rev} ({proof.named[:12]}) is not an ancestor of HEAD: the fix is "
+                      f"reverted to their merge base {proof.base[:12]}", "yellow")
         self.line(f"red-first against {proof.rev} ({proof.base[:12]}): the fix is "
                   f"{len(proof.fix)} file(s): {shown_fix}")
         self.line(f"tests ({proof.spec.runner}): {' '.join(proof.spec.tests)}", "bright_black")

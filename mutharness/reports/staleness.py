@@ -33,6 +33,7 @@ class StaleFile:
     path: str
     missing: bool
     facts: tuple[str, ...] = (VERDICTS,)
+    added: bool = False  # none was there when measured: a new file that configures the run
 
 
 @dataclass(frozen=True)
@@ -58,8 +59,12 @@ def _outside(relative: str) -> bool:
     )
 
 
-def read_facts(path: Path) -> tuple[str, dict[str, dict[str, str]]] | str:
-    """(commit measured, fact -> {path: sha256}) from a document's facts file, or why not."""
+Facts = tuple[str, dict[str, dict[str, str]], tuple[str, ...]]  # commit, digests, absent
+
+
+def read_facts(path: Path) -> Facts | str:
+    """(commit measured, fact -> {path: sha256}, paths absent then) from a document's facts
+    file, or why not."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -69,8 +74,9 @@ def read_facts(path: Path) -> tuple[str, dict[str, dict[str, str]]] | str:
     return parse_facts(text, path.name)
 
 
-def parse_facts(text: str, name: str) -> tuple[str, dict[str, dict[str, str]]] | str:
-    """(commit measured, fact -> {path: sha256}) from the text of the facts file `name`."""
+def parse_facts(text: str, name: str) -> Facts | str:
+    """(commit measured, fact -> {path: sha256}, absent paths) from the text of the facts
+    file `name`."""
     try:
         run = from_json(json.loads(text), name)
     except ValueError as error:
@@ -90,7 +96,7 @@ def parse_facts(text: str, name: str) -> tuple[str, dict[str, dict[str, str]]] |
         facts[BASELINE] = dict(spec.pin_depends_on)
     if spec.red_first is not None:
         facts[RED_FIRST] = dict(spec.red_first.depends_on)
-    return commit, facts
+    return commit, facts, tuple(spec.absent)
 
 
 def check_document(path: Path, source: SourceRepo) -> Freshness:
@@ -99,29 +105,30 @@ def check_document(path: Path, source: SourceRepo) -> Freshness:
     parsed = read_facts(path.with_suffix(FACTS_SUFFIX))
     if isinstance(parsed, str):
         return Freshness(name, "", (), None, parsed)
-    commit, facts = parsed
-    digests: dict[str, str] = {}
-    claims: dict[str, list[str]] = {}
-    for fact, recorded in facts.items():
-        for relative, digest in recorded.items():
-            if digests.setdefault(relative, digest) != digest:
-                return Freshness(name, commit, (), None,
-                                 f"records two digests for {relative!r}")
-            claims.setdefault(relative, []).append(fact)
-    outside = sorted(relative for relative in digests if _outside(relative))
+    commit, facts, absent = parsed
+    paths = sorted({relative for recorded in facts.values() for relative in recorded})
+    outside = [relative for relative in (*paths, *absent) if _outside(relative)]
     if outside:
         return Freshness(name, commit, (), None,
                          f"records a path outside the repository: {outside[0]!r}")
     stale: list[StaleFile] = []
-    for relative, digest in sorted(digests.items()):
+    for relative in paths:
         current = source.root.joinpath(*relative.split("/"))
-        which = tuple(claims[relative])
         if current.is_symlink():  # recorded as a regular file: replaced by a link is a change
-            stale.append(StaleFile(relative, False, which))
+            now: str | None = "a symlink"
         elif not current.is_file():
-            stale.append(StaleFile(relative, True, which))
-        elif file_digest(current.read_bytes()) != digest:
-            stale.append(StaleFile(relative, False, which))
+            now = None
+        else:
+            now = file_digest(current.read_bytes())
+        which = tuple(fact for fact, recorded in facts.items()
+                      if relative in recorded and recorded[relative] != now)
+        if which:  # each fact against its own digest: a kept older fact may differ alone
+            stale.append(StaleFile(relative, now is None, which))
+    configured = tuple(fact for fact in (VERDICTS, BASELINE) if fact in facts)
+    for relative in absent:
+        current = source.root.joinpath(*relative.split("/"))
+        if current.is_file() or current.is_symlink():
+            stale.append(StaleFile(relative, False, configured, added=True))
     since = (
         source.commits_touching_since(commit, [item.path for item in stale]) if stale else 0
     )

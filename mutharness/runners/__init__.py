@@ -38,6 +38,7 @@ class RunnerKind:
     covers: Callable[[Sequence[str], str, str], bool]  # entries run the test file + name
     is_test_module: Callable[[str], bool]  # a path named as the runner's test files are
     config_inputs: Callable[[Sequence[str], frozenset[str]], tuple[str, ...]]  # conftest.py...
+    config_candidates: Callable[[Sequence[str]], tuple[str, ...]]  # where one would configure
 
 
 def _pytest_rows(versions: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
@@ -78,10 +79,12 @@ RUNNERS: Final[Mapping[str, RunnerKind]] = MappingProxyType({
     pytest.NAME: RunnerKind(
         pytest.NAME, pytest.entry_problem, pytest.entry_path, _pytest, _pytest_rows,
         pytest.split_id, pytest.covers, pytest.is_test_module, pytest.config_inputs,
+        pytest.config_candidates,
     ),
     node.NAME: RunnerKind(
         node.NAME, node.entry_problem, node.entry_path, _node, _node_rows,
         node.split_id, node.covers, node.is_test_module, node.config_inputs,
+        node.config_candidates,
     ),
 })
 DEFAULT = pytest.NAME

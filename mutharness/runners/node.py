@@ -91,17 +91,19 @@ def is_test_module(path: str) -> bool:
     )
 
 
-def config_inputs(tests: Sequence[str], tracked: frozenset[str]) -> tuple[str, ...]:
-    """Every tracked `package.json` on the path from the root to each entry (its `type`
-    decides how node loads the files)."""
+def config_candidates(tests: Sequence[str]) -> tuple[str, ...]:
+    """Every `package.json` path on the way from the root to each entry (its `type` decides
+    how node loads the files)."""
     found: set[str] = set()
     for entry in tests:
         parts = entry_path(entry).split("/")
-        for depth in range(len(parts)):
-            candidate = "/".join([*parts[:depth], "package.json"])
-            if candidate in tracked:
-                found.add(candidate)
+        found.update("/".join([*parts[:depth], "package.json"]) for depth in range(len(parts)))
     return tuple(sorted(found))
+
+
+def config_inputs(tests: Sequence[str], tracked: frozenset[str]) -> tuple[str, ...]:
+    """The tracked ones of `config_candidates`."""
+    return tuple(path for path in config_candidates(tests) if path in tracked)
 
 
 @dataclass(frozen=True)

@@ -99,16 +99,27 @@ def is_test_module(path: str) -> bool:
     return bool(TEST_MODULE.search(path))
 
 
-def config_inputs(tests: Sequence[str], tracked: frozenset[str]) -> tuple[str, ...]:
-    """Every tracked `conftest.py` pytest loads for `tests`: those on the path from the
-    repository root to each entry, and those inside a directory entry."""
+CONFIG_NAMES = ("conftest.py", "pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini",
+                "pyproject.toml", "tox.ini", "setup.cfg")
+
+
+def config_candidates(tests: Sequence[str]) -> tuple[str, ...]:
+    """Every path where a file would configure a run of `tests`: a `conftest.py` or a pytest
+    configuration file in any directory on the way from the repository root to an entry."""
     found: set[str] = set()
     for entry in tests:
         parts = entry_path(entry).split("/")
         for depth in range(len(parts)):
-            candidate = "/".join([*parts[:depth], "conftest.py"])
-            if candidate in tracked:
-                found.add(candidate)
+            found.update("/".join([*parts[:depth], name]) for name in CONFIG_NAMES)
+    return tuple(sorted(found))
+
+
+def config_inputs(tests: Sequence[str], tracked: frozenset[str]) -> tuple[str, ...]:
+    """Every tracked `conftest.py` pytest loads for `tests`: those on the path from the
+    repository root to each entry, and those inside a directory entry."""
+    found = {path for path in config_candidates(tests)
+             if path in tracked and path.endswith("conftest.py")}
+    for entry in tests:
         prefix = entry_path(entry) + "/"
         found.update(path for path in tracked
                      if path.startswith(prefix) and path.endswith("/conftest.py"))
@@ -168,17 +179,26 @@ def _stage(test: Mapping[str, Any], name: str) -> Mapping[str, Any]:
     return found if isinstance(found, Mapping) else {}
 
 
+def _reason_of(longrepr: object) -> str | None:
+    """A skip's reason from pytest-json-report's `('file', line, 'Skipped: why')` (None when
+    `longrepr` is not one)."""
+    if not isinstance(longrepr, str) or not longrepr.startswith("("):
+        return None
+    try:
+        parsed = ast.literal_eval(longrepr)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if isinstance(parsed, tuple) and len(parsed) == 3 and isinstance(parsed[2], str):
+        return _SKIP_REASON.sub("", parsed[2])
+    return None
+
+
 def _skip_reason(test: Mapping[str, Any]) -> str:
-    """The reason of a skip, from pytest-json-report's `('file', line, 'Skipped: why')`."""
+    """The reason of a test's skip, from whichever stage skipped it."""
     for name in ("setup", "call", "teardown"):
-        longrepr = _stage(test, name).get("longrepr")
-        if isinstance(longrepr, str) and longrepr.startswith("("):
-            try:
-                parsed = ast.literal_eval(longrepr)
-            except (ValueError, SyntaxError, MemoryError, RecursionError):
-                continue
-            if isinstance(parsed, tuple) and len(parsed) == 3 and isinstance(parsed[2], str):
-                return _SKIP_REASON.sub("", parsed[2])
+        reason = _reason_of(_stage(test, name).get("longrepr"))
+        if reason is not None:
+            return reason
     return ""
 
 
@@ -208,12 +228,25 @@ def _outcome(test: Mapping[str, Any]) -> Outcome:
     return outcome
 
 
+def _module_skips(document: Mapping[str, Any]) -> tuple[TestOutcome, ...]:
+    """Test modules that skipped as a whole (`pytest.skip(allow_module_level=True)`, a
+    module-level `importorskip`): one skipped entry each, named by the module, with its
+    reason; their tests never ran and are never counted."""
+    return tuple(
+        TestOutcome(str(collector.get("nodeid")), Outcome.SKIPPED, 0.0,
+                    _reason_of(collector.get("longrepr")) or "")
+        for collector in document.get("collectors", [])
+        if collector.get("outcome") == "skipped" and collector.get("nodeid")
+    )
+
+
 def _outcomes(
     document: Mapping[str, Any], subtest_failures: frozenset[str] = frozenset()
 ) -> tuple[TestOutcome, ...]:
-    """Every test's outcome; a test with a failing subtest (pytest's own reports, recorded by
-    the probe plugin) failed, whatever word the report gives it."""
-    outcomes: list[TestOutcome] = []
+    """Every test's outcome, and each module skipped as a whole; a test with a failing
+    subtest (pytest's own reports, recorded by the probe plugin) failed, whatever word the
+    report gives it."""
+    outcomes: list[TestOutcome] = list(_module_skips(document))
     for test in document.get("tests", []):
         stages = (_stage(test, name) for name in ("setup", "call", "teardown"))
         duration = sum(float(stage.get("duration", 0.0)) for stage in stages)
@@ -226,10 +259,11 @@ def _outcomes(
 
 
 def _collection_errors(document: Mapping[str, Any]) -> tuple[str, ...]:
+    """Collectors that failed (a module skipped as a whole is a skip, not an error)."""
     return tuple(
         str(collector.get("nodeid") or "<session>")
         for collector in document.get("collectors", [])
-        if collector.get("outcome") != "passed"
+        if collector.get("outcome") not in ("passed", "skipped")
     )
 
 

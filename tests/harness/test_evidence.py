@@ -223,7 +223,7 @@ def test_a_spec_document_records_the_sha256_of_the_spec_its_targets_and_its_test
 
     parsed = parse_document(document)
 
-    assert parsed == (SOURCE_COMMIT, {"verdicts": DIGESTS})
+    assert parsed == (SOURCE_COMMIT, {"verdicts": DIGESTS}, ())
     for path, digest in DIGESTS.items():
         assert f"{digest}  {path}\n" in document  # sha256sum -c can re-check the list
 
@@ -301,7 +301,7 @@ def test_a_diff_containing_a_backtick_run_gets_a_longer_fence_that_it_cannot_clo
 
     assert ("`" * (len(run) + 1), "diff", diff) in blocks
     assert blocks[-1][1] == "text"  # the digest list after it is still its own block
-    assert parse_document(document) == (SOURCE_COMMIT, {"verdicts": DIGESTS})
+    assert parse_document(document) == (SOURCE_COMMIT, {"verdicts": DIGESTS}, ())
 
 
 def test_a_fence_ends_the_content_with_a_newline_and_is_three_backticks_by_default() -> None:

@@ -336,3 +336,20 @@ def test_a_node_spec_s_evidence_depends_on_its_package_json_and_project_config(
 
     assert done.code == 1, done.out
     assert f"    {edited} changed (stales: verdicts, baseline line)" in done.out.splitlines()
+
+
+def test_a_conftest_added_on_the_tests_path_makes_the_evidence_stale(
+    make_project: Callable[..., Project], cli: Cli
+) -> None:
+    project = make_project()
+    project.write(".gitignore", ".mutharness/\n")
+    project.commit("ignore the run directory")
+    assert cli(project.root, "verify", "specs", "--evidence", "evidence").code == 0
+    project.commit("evidence")
+
+    project.write("tests/conftest.py", "import pytest\n\n\n@pytest.fixture(autouse=True)\n"
+                  "def broken():\n    raise RuntimeError\n")
+    done = cli(project.root, "evidence-check")
+
+    assert done.code == 1, done.out
+    assert "    tests/conftest.py added (stales: verdicts, baseline line)" in done.out.splitlines()

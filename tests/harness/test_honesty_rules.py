@@ -203,8 +203,6 @@ SPECS = (
     Spec("other", "specs/other.json", "d", ("tests/test_other.py",), 1,
          (Mutation(0, "m", "src/other.py", "a", "b", True, ()),), "pytest"),
 )
-TRACKED = frozenset({"tests/test_calc.py", "tests/test_other.py", "src/calc.py", "src/other.py",
-                     "specs/calc.json", "specs/other.json", "README.md"})
 
 
 @pytest.mark.parametrize(("changed", "selected"), [
@@ -215,14 +213,27 @@ TRACKED = frozenset({"tests/test_calc.py", "tests/test_other.py", "src/calc.py",
     (("src/conftest.py",), ["calc", "other"]),
     (("tox.ini",), ["calc", "other"]),
     (("tests/helpers.py",), ["calc", "other"]),
+    (("tests/fixtures/data.txt",), ["calc", "other"]),
     (("specs/platform-skips.json",), ["calc", "other"]),
     (("tests/test_unlisted.py",), []),
     (("README.md",), []),
-], ids=["target", "test", "spec", "conftest", "conftest-anywhere", "config", "helper", "policy",
+], ids=["target", "test", "spec", "conftest", "conftest-anywhere", "config", "helper",
+        "fixture", "policy",
         "another-test-module", "unrelated"])
 def test_since_selects_by_json_tests_targets_and_shared_infrastructure(
     changed: tuple[str, ...], selected: list[str]
 ) -> None:
-    chosen = select("main", "c" * 40, changed, SPECS, ["specs/platform-skips.json"], TRACKED)
+    chosen = select("main", "c" * 40, changed, SPECS, ["specs/platform-skips.json"])
 
     assert [spec.id for spec in chosen.specs] == selected
+
+
+def test_the_tests_side_is_the_tests_their_directories_and_their_helpers() -> None:
+    from mutharness.affected import fix_files
+
+    changed = ("src/calc.py", "tests/helpers.py", "tests/unit/test_x.py", "calc/ops.py",
+               "calc/test_ops.py", "calc/conftest.py", "evidence/calc.md", "tools/keep.py")
+
+    found = fix_files(changed, "pytest", ("tests/unit/test_x.py",), ("tools",), ("evidence",))
+
+    assert found == ("src/calc.py", "calc/ops.py")

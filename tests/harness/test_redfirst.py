@@ -267,3 +267,114 @@ def test_a_node_test_file_that_cannot_load_without_the_fix_is_a_load_error(
     assert plain.code == 2, plain.out + plain.err
     assert "LOAD-ERROR  test/low.test.js > clamps above" in plain.out
     assert opted.code == 0, opted.out + opted.err
+
+
+def test_a_base_branch_that_moved_on_is_reverted_to_where_head_left_it(
+    make_project: ProjectFactory, cli: Cli
+) -> None:
+    project, base = fixed_project(make_project)
+    git(project.root, "branch", "-q", "feature")
+    git(project.root, "reset", "-q", "--hard", base)  # main is back at the bug...
+    project.write("src/other.py", "VALUE = 1\n")
+    project.commit("main moves on without the fix")  # ...and moves on
+    git(project.root, "checkout", "-q", "feature")
+
+    done = cli(project.root, "redfirst", "--base", "main", "specs/calc.json")
+
+    assert done.code == 0, done.out + done.err
+    assert "main (" in done.out and "is not an ancestor of HEAD: the fix is reverted to " \
+        f"their merge base {base[:12]}" in done.out
+    assert "the fix is 1 file(s): src/calc.py" in done.out  # not main's src/other.py
+    assert done.out.splitlines()[-1] == LINE
+
+
+def test_a_helper_in_a_tests_directory_above_the_tests_is_never_reverted(
+    make_project: ProjectFactory, cli: Cli
+) -> None:
+    project = make_project()
+    project.write("tests/helpers.py", "EXPECTED = 0\n")
+    project.write("tests/unit/test_low.py",
+                  "import sys, pathlib\nsys.path.insert(0, str(pathlib.Path(__file__).parents[1]))"
+                  "\nfrom helpers import EXPECTED\nfrom calc import clamp\n\n\n"
+                  "def test_low():\n    assert clamp(-5, 0, 10) == EXPECTED\n")
+    project.commit("a helper above the tests")
+    base = git(project.root, "rev-parse", "HEAD").strip()
+    project.write("tests/helpers.py", "EXPECTED = 0  # the same value\n")
+    project.write("NOTES.md", "notes\n")
+    project.commit("only the helper and notes change")
+
+    done = cli(project.root, "redfirst", "--base", base, "--test", "tests/unit/test_low.py")
+
+    assert done.code == 1, done.out + done.err  # NOTES.md is all the "fix": nothing is red
+    assert "the fix is 1 file(s): NOTES.md" in done.out
+
+
+def test_tests_beside_the_code_prove_a_fix_in_that_directory(
+    make_project: ProjectFactory, cli: Cli
+) -> None:
+    project = make_project()
+    project.write("calc/ops.py", "def low(value):\n    return value\n")
+    project.write("calc/test_ops.py", "from calc.ops import low\n\n\ndef test_same():\n"
+                  "    assert low(3) == 3\n")
+    project.write("calc/__init__.py", "")
+    project.commit("a bug beside its test")
+    base = git(project.root, "rev-parse", "HEAD").strip()
+    project.write("calc/ops.py", "def low(value):\n    return max(value, 0)\n")
+    project.write("calc/test_ops.py", "from calc.ops import low\n\n\ndef test_same():\n"
+                  "    assert low(3) == 3\n\n\ndef test_negative():\n    assert low(-1) == 0\n")
+    project.commit("the fix beside its test")
+
+    done = cli(project.root, "redfirst", "--base", base)
+
+    assert done.code == 0, done.out + done.err
+    assert "the fix is 1 file(s): calc/ops.py" in done.out
+    assert "RED-FIRST   calc/test_ops.py::test_negative" in done.out
+
+
+def test_an_uncommitted_fix_counts_under_allow_dirty(
+    make_project: ProjectFactory, cli: Cli
+) -> None:
+    project, base = fixed_project(make_project)
+    git(project.root, "reset", "-q", "--soft", base)  # the fix and its test, uncommitted
+
+    done = cli(project.root, "redfirst", "--base", base, "specs/calc.json", "--allow-dirty")
+
+    assert done.code == 0, done.out + done.err
+    assert "the fix is 1 file(s): src/calc.py" in done.out
+    assert done.out.splitlines()[-1] == LINE
+
+
+def test_a_test_or_expected_red_id_that_names_nothing_is_refused(
+    make_project: ProjectFactory, cli: Cli
+) -> None:
+    project, base = fixed_project(make_project)
+
+    missing = cli(project.root, "redfirst", "--base", base, "--test", "tests/test_nothing.py")
+    unknown = cli(project.root, "redfirst", "--base", base, "specs/calc.json",
+                  "--expect-red", "tests/test_calc.py::test_nothing")
+
+    assert missing.code == 2 and "names nothing HEAD tracks" in missing.err
+    assert "HEAD " not in missing.out  # refused before anything ran
+    assert unknown.code == 2, unknown.out
+    assert "--expect-red tests/test_calc.py::test_nothing names no test that ran" in unknown.out
+
+
+def test_a_kept_red_first_section_goes_stale_on_its_own_after_a_test_edit(
+    make_project: ProjectFactory, cli: Cli
+) -> None:
+    project, base = fixed_project(make_project)
+    project.write(".gitignore", ".mutharness/\n")
+    project.commit("ignore the run directory")
+    assert cli(project.root, "verify", "specs", "--evidence", "evidence").code == 0
+    project.commit("evidence")
+    assert cli(project.root, "redfirst", "--base", base, "specs/calc.json",
+               "--evidence", "evidence").code == 0
+    project.commit("red-first evidence")
+    project.write("tests/test_calc.py", NEW_TESTS + "\n# a comment\n")
+    project.commit("the tests are edited")
+
+    assert cli(project.root, "verify", "specs", "--evidence", "evidence").code == 0
+    done = cli(project.root, "evidence-check")
+
+    assert done.code == 1, done.out
+    assert "    tests/test_calc.py changed (stales: red first)" in done.out.splitlines()

@@ -132,3 +132,21 @@ def test_a_directory_of_specs_does_not_read_the_policy_as_a_spec(
 
     assert done.code == 0, done.out + done.err
     assert done.out.startswith("1 spec(s)")
+
+
+def test_a_module_skipped_as_a_whole_is_a_skip_not_a_collection_error(
+    make_project: ProjectFactory, cli: Cli
+) -> None:
+    project = make_project(spec=default_spec(tests=["tests"]))
+    project.write("tests/test_posix_only.py",
+                  "import pytest\n\npytest.skip('posix only', allow_module_level=True)\n\n\n"
+                  "def test_never():\n    assert False\n")
+    project.commit("a module that skips as a whole")
+
+    done = cli(project.root, "baseline", "specs/calc.json")
+    verified = cli(project.root, "verify", "specs/calc.json")
+
+    assert done.code == 0, done.out + done.err
+    assert ("ok specs/calc.json: 4 pass + 0 approved skips = 4 [MEASURED_NO_SKIPS]; "
+            "1 unlisted skip(s) accepted, not counted") in done.out.splitlines()
+    assert verified.code == 0, verified.out + verified.err
