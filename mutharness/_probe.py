@@ -19,7 +19,7 @@ class _SubtestFailures:
         self.nodeids: set[str] = set()
 
     def pytest_runtest_logreport(self, report: Any) -> None:
-        if "Subtest" in type(report).__name__ and report.failed:
+        if "subtest" in type(report).__name__.lower() and report.failed:
             self.nodeids.add(report.nodeid)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from mutharness.runners import runner_kind
@@ -19,20 +19,34 @@ MAX_SHOWN = 5
 TEST_DIRECTORIES = frozenset({"tests", "test", "testing", "__tests__"})
 
 
+def _test_directories(entries: Sequence[str], kind_entry_path: Callable[[str], str]) -> set[str]:
+    """The directories that hold tests: `tests`/`test`/`testing`/`__tests__` at the root, and
+    each such directory on the way to a test entry (`src/pkg/tests/`), never a same-named
+    package elsewhere (`src/pkg/testing/` shipped to users is code)."""
+    found = set(TEST_DIRECTORIES)
+    for entry in entries:
+        parts = kind_entry_path(entry).split("/")
+        found.update("/".join(parts[: depth + 1]) for depth, part in enumerate(parts)
+                     if part in TEST_DIRECTORIES)
+    return found
+
+
 def on_test_side(
     path: str, runner: str, entries: Sequence[str], keep: Sequence[str] = ()
 ) -> bool:
-    """Whether a path belongs to the tests rather than the code they test: a `tests` entry or
-    a file under a directory entry, a `conftest.py`, a test module by the runner's names
-    (`test_*.py`, `*.test.js`...), anything under a `tests`/`test`/`testing`/`__tests__`
-    directory (helpers, fixtures), or under a `keep` path."""
+    """Whether a path belongs to the tests rather than the code they test: a file `tests`
+    entry, a test module by the runner's names (`test_*.py`, `*.test.js`...), a
+    `conftest.py`, anything in a directory that holds tests (`_test_directories`: helpers,
+    fixtures), or under a `keep` path. Code beside the tests in any other directory (a
+    directory entry `calc/` holding `calc/ops.py`) is not."""
     kind = runner_kind(runner)
-    parts = path.split("/")
+    name = path.rsplit("/", 1)[-1]
     return (
-        any(_under(path, kind.entry_path(entry)) for entry in entries if kind.entry_path(entry))
-        or parts[-1] == "conftest.py" or kind.is_test_module(path)
-        or any(part in TEST_DIRECTORIES for part in parts[:-1])
-        or any(_under(path, kept.strip("/")) for kept in keep if kept.strip("/"))
+        path in {kind.entry_path(entry) for entry in entries}
+        or name == "conftest.py" or kind.is_test_module(path)
+        or any(_under(path, directory) and path != directory
+               for directory in _test_directories(entries, kind.entry_path))
+        or any(_under(path, kept) for kept in keep)
     )
 
 

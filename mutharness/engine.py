@@ -210,6 +210,12 @@ class RedFirstRequest:
     keep: tuple[str, ...] = ()  # --keep: paths on the tests' side, never reverted
 
 
+def _with_directories(tracked: frozenset[str]) -> frozenset[str]:
+    """The tracked paths and every directory above them."""
+    return tracked | {path.rsplit("/", depth)[0] for path in tracked
+                      for depth in range(1, path.count("/") + 1)}
+
+
 def _red_first_tests(
     request: RedFirstRequest, specs: tuple[Spec, ...], committed: tuple[str, ...],
     tracked: frozenset[str],
@@ -245,12 +251,11 @@ def _red_first_tests(
             )
         runner, tests = kinds[0], found[kinds[0]]
     kind = runner_kind(runner)
-    directories = {path.rsplit("/", depth)[0] for path in tracked
-                   for depth in range(1, path.count("/") + 1)}
+    known = _with_directories(tracked)
     for entry in tests:
         if (why := kind.entry_problem(entry)) is not None:
             raise RedFirstError(request.rev, f"the test entry {entry!r} {why}")
-        if kind.entry_path(entry) not in tracked | directories:
+        if kind.entry_path(entry) not in known:
             raise RedFirstError(request.rev, f"the test entry {entry!r} names nothing HEAD "
                                              "tracks", remedy="name a committed test file or id")
     return runner, tests
@@ -271,13 +276,18 @@ def _fork_point(source: SourceRepo, rev: str, base: str) -> str:
     """The commit the fix is reverted to: `base` when HEAD descends from it, else their merge
     base (a branch that moved on since: its later changes are not this fix)."""
     fork = source.fork_point(base)
-    if fork is None:
-        shallow = " (it is a shallow clone)" if source.is_shallow() else ""
+    if fork is None and source.is_shallow():
         raise RedFirstError(
-            rev, f"this clone cannot tell where HEAD's history left {base[:12]}{shallow}",
+            rev, f"this shallow clone cannot tell where HEAD's history left {base[:12]}",
             remedy="fetch the history between them (actions/checkout with fetch-depth: 0, or "
             "git fetch --deepen=N), or name the commit the fix was made on",
         )
+    if fork is None:
+        raise RedFirstError(rev, f"{base[:12]} and HEAD share no history",
+                            remedy="name the commit the fix was made on")
+    if fork == source.head and base != source.head:
+        raise RedFirstError(rev, f"{base[:12]} is a descendant of HEAD: HEAD holds no fix on "
+                                 "top of it", remedy="name a commit before the fix")
     return fork
 
 
@@ -305,6 +315,11 @@ def redfirst(
     base = _fork_point(source, request.rev, named)
     changed = tuple(sorted(set(source.committed_since(base)) | set(prepared.included)))
     runner, tests = _red_first_tests(request, prepared.specs, changed, prepared.tracked)
+    known = _with_directories(prepared.tracked)
+    for kept in request.keep:
+        if kept not in known:
+            raise RedFirstError(request.rev, f"--keep {kept} names nothing HEAD tracks",
+                                remedy="name a repo-relative file or directory, / separated")
     fix = fix_files(changed, runner, tests, request.keep,
                     _records(source, prepared.specs, request.evidence_dir))
     if not fix:

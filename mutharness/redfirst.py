@@ -13,6 +13,7 @@ from mutharness.runners.base import Outcome, RunFacts
 Split = Callable[[str], tuple[str, str]]  # a test id -> (file, name), as the runner writes ids
 
 LOAD_ERROR = "load-error"  # the test's file did not load with the fix reverted
+MODULE_SKIPPED = "module-skipped"  # its file skipped as a whole (an importorskip of the fix)
 ABSENT = "absent"  # the test did not run with the fix reverted, and its file loaded
 
 
@@ -54,18 +55,21 @@ def pair(head: RunFacts, reverted: RunFacts, split: Split) -> tuple[TestPair, ..
     """Every test that ran at HEAD, paired with its run with the fix reverted."""
     after = {outcome.nodeid: outcome.outcome for outcome in reverted.outcomes}
     errors = reverted.collection_errors
+    skipped_files = tuple(outcome.nodeid for outcome in reverted.outcomes
+                          if outcome.outcome is Outcome.SKIPPED and not split(outcome.nodeid)[1])
     pairs: list[TestPair] = []
     for test in head.outcomes:
         there = after.get(test.nodeid)
         word = there.value if there is not None else (
-            LOAD_ERROR if _file_of(test.nodeid, errors, split) else ABSENT
+            LOAD_ERROR if _file_of(test.nodeid, errors, split)
+            else MODULE_SKIPPED if _file_of(test.nodeid, skipped_files, split) else ABSENT
         )
         if test.outcome.is_inert:
             pairing = Pairing.SKIPPED
         elif not test.outcome.is_pass:
             pairing = Pairing.RED_AT_HEAD
         elif there is None:
-            pairing = Pairing.LOAD_ERROR if word == LOAD_ERROR else Pairing.ABSENT
+            pairing = Pairing.ABSENT if word == ABSENT else Pairing.LOAD_ERROR
         elif there.is_failure:
             pairing = Pairing.RED_FIRST
         elif there is Outcome.PASSED:
@@ -133,9 +137,11 @@ class RedFirst:
         if unknown:
             return f"--expect-red {unknown[0]} names no test that ran"
         if self._count(Pairing.LOAD_ERROR) and not self.load_error_is_red:
-            return (f"{self._count(Pairing.LOAD_ERROR)} test(s) cannot load with the fix "
-                    f"reverted ({', '.join(self.load_errors[:3])}); pass --load-error-is-red "
-                    "to count a file that needs the fix to load as red")
+            files = sorted({item.nodeid.split("::")[0].split(" > ")[0] for item in self.pairs
+                            if item.pairing is Pairing.LOAD_ERROR})
+            return (f"{self._count(Pairing.LOAD_ERROR)} test(s) cannot load (or skip as a "
+                    f"module) with the fix reverted ({', '.join(files[:3])}); pass "
+                    "--load-error-is-red to count a file that needs the fix to load as red")
         return ""
 
     def line(self) -> str:
@@ -152,7 +158,8 @@ class RedFirst:
 
     def before(self) -> str:
         """The reverted side as evidence notes write it: `tests 9 / pass 3 / fail 6`."""
-        ran = [item for item in self.counted if item.reverted not in (LOAD_ERROR, ABSENT)]
+        ran = [item for item in self.counted
+               if item.reverted not in (LOAD_ERROR, ABSENT, MODULE_SKIPPED)]
         passed = sum(1 for item in ran if item.reverted == Outcome.PASSED.value)
         failed = sum(1 for item in ran if Outcome(item.reverted).is_failure)
         return f"tests {len(ran)} / pass {passed} / fail {failed}"

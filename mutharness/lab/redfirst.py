@@ -33,7 +33,8 @@ class Proof:
 def _side(ran: Ran, side: str, load_errors: bool, reverted: tuple[str, ...] = ()) -> str:
     """Why one side's run cannot be believed ("" when it can); the `reverted` files differ
     from HEAD by design (settling the workspace resets them)."""
-    drift = [path for path in ran.drift if path not in reverted]
+    drift = [path for path in ran.drift if path not in reverted
+             and not any(fixed.startswith(f"{path}/") for fixed in reverted)]  # a pruned dir
     if drift:
         return f"{side}: the run changed tracked files ({', '.join(drift[:3])})"
     problem = run_problem(ran.facts, load_errors=load_errors)
@@ -77,11 +78,14 @@ def _prune_empty_parents(directory: Path, root: Path) -> None:
         directory = directory.parent
 
 
-def _digests(proof: Proof, lab: Lab, facts: RunFacts) -> dict[str, str]:
+def _digests(
+    proof: Proof, lab: Lab, facts: RunFacts, tracked: frozenset[str]
+) -> dict[str, str]:
     """The HEAD bytes the proof depends on: the tests' files and the fix's files."""
     kind = runner_kind(proof.spec.runner)
     wanted = {kind.entry_path(entry) for entry in proof.spec.tests} | set(proof.fix)
     wanted |= {kind.split_id(outcome.nodeid)[0] for outcome in facts.outcomes}
+    wanted |= set(kind.config_inputs(proof.spec.tests, tracked))  # conftest.py stays as at HEAD
     digests: dict[str, str] = {}
     for path in sorted(wanted):
         file = lab.workspace.path(path)
@@ -102,7 +106,7 @@ def prove(proof: Proof, source: SourceRepo, lab: Lab, tracked: frozenset[str]) -
         load_error_is_red=proof.load_error_is_red, expect_red=proof.expect_red,
     )
     head = run_scenario(Scenario.baseline(spec, 1, proof.timeout_s), lab)
-    digests = _digests(proof, lab, head.facts)
+    digests = _digests(proof, lab, head.facts, tracked)
     if (problem := _side(head, "at HEAD", load_errors=False)):
         return replace(record, problem=problem, depends_on=digests)
     files = SpecFiles("red-first", proof.fix, source.root, lab.workspace.root.resolve(), tracked)

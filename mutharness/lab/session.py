@@ -115,7 +115,7 @@ class _SpecRun:
         verdicts = dict(counted)
         for mutation in self.spec.mutations:
             add(mutation.file, verdicts)
-        candidates = (*kind.config_candidates(self.spec.tests), CONFIG_FILE,
+        candidates = (*kind.config_candidates(self.spec.tests, plan.tracked), CONFIG_FILE,
                       *((plan.skip_rules.policy.path or plan.options["platform-skips"],)))
         self.absent = tuple(sorted({
             path for path in candidates

@@ -38,7 +38,7 @@ class RunnerKind:
     covers: Callable[[Sequence[str], str, str], bool]  # entries run the test file + name
     is_test_module: Callable[[str], bool]  # a path named as the runner's test files are
     config_inputs: Callable[[Sequence[str], frozenset[str]], tuple[str, ...]]  # conftest.py...
-    config_candidates: Callable[[Sequence[str]], tuple[str, ...]]  # where one would configure
+    config_candidates: Callable[[Sequence[str], frozenset[str]], tuple[str, ...]]  # ...could
 
 
 def _pytest_rows(versions: Mapping[str, str]) -> tuple[tuple[str, str], ...]:

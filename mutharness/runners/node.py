@@ -91,19 +91,23 @@ def is_test_module(path: str) -> bool:
     )
 
 
-def config_candidates(tests: Sequence[str]) -> tuple[str, ...]:
-    """Every `package.json` path on the way from the root to each entry (its `type` decides
-    how node loads the files)."""
+def config_candidates(tests: Sequence[str], tracked: frozenset[str]) -> tuple[str, ...]:
+    """Every `package.json` path on the way from the root to each entry, and in a directory
+    entry and below it (its `type` decides how node loads the files)."""
     found: set[str] = set()
     for entry in tests:
-        parts = entry_path(entry).split("/")
+        path = entry_path(entry)
+        parts = path.split("/")
         found.update("/".join([*parts[:depth], "package.json"]) for depth in range(len(parts)))
+        if path not in tracked:  # a directory entry
+            below = {item.rsplit("/", 1)[0] for item in tracked if item.startswith(f"{path}/")}
+            found.update(f"{directory}/package.json" for directory in below | {path})
     return tuple(sorted(found))
 
 
 def config_inputs(tests: Sequence[str], tracked: frozenset[str]) -> tuple[str, ...]:
     """The tracked ones of `config_candidates`."""
-    return tuple(path for path in config_candidates(tests) if path in tracked)
+    return tuple(path for path in config_candidates(tests, tracked) if path in tracked)
 
 
 @dataclass(frozen=True)

@@ -103,27 +103,27 @@ CONFIG_NAMES = ("conftest.py", "pytest.toml", ".pytest.toml", "pytest.ini", ".py
                 "pyproject.toml", "tox.ini", "setup.cfg")
 
 
-def config_candidates(tests: Sequence[str]) -> tuple[str, ...]:
+def config_candidates(tests: Sequence[str], tracked: frozenset[str]) -> tuple[str, ...]:
     """Every path where a file would configure a run of `tests`: a `conftest.py` or a pytest
-    configuration file in any directory on the way from the repository root to an entry."""
+    configuration file in any directory on the way from the repository root to an entry,
+    and a `conftest.py` in a directory entry and every directory below it."""
     found: set[str] = set()
     for entry in tests:
-        parts = entry_path(entry).split("/")
+        path = entry_path(entry)
+        parts = path.split("/")
         for depth in range(len(parts)):
             found.update("/".join([*parts[:depth], name]) for name in CONFIG_NAMES)
+        if path not in tracked:  # a directory entry: pytest loads every conftest.py below
+            below = {item.rsplit("/", 1)[0] for item in tracked if item.startswith(f"{path}/")}
+            found.update(f"{directory}/conftest.py" for directory in below | {path})
     return tuple(sorted(found))
 
 
 def config_inputs(tests: Sequence[str], tracked: frozenset[str]) -> tuple[str, ...]:
     """Every tracked `conftest.py` pytest loads for `tests`: those on the path from the
     repository root to each entry, and those inside a directory entry."""
-    found = {path for path in config_candidates(tests)
-             if path in tracked and path.endswith("conftest.py")}
-    for entry in tests:
-        prefix = entry_path(entry) + "/"
-        found.update(path for path in tracked
-                     if path.startswith(prefix) and path.endswith("/conftest.py"))
-    return tuple(sorted(found))
+    return tuple(path for path in config_candidates(tests, tracked)
+                 if path in tracked and path.rsplit("/", 1)[-1] == "conftest.py")
 
 
 @dataclass(frozen=True)

@@ -237,3 +237,39 @@ def test_the_tests_side_is_the_tests_their_directories_and_their_helpers() -> No
     found = fix_files(changed, "pytest", ("tests/unit/test_x.py",), ("tools",), ("evidence",))
 
     assert found == ("src/calc.py", "calc/ops.py")
+
+
+def test_code_in_a_package_named_testing_or_beside_a_directory_entry_is_the_fix() -> None:
+    from mutharness.affected import fix_files
+
+    shipped = fix_files(("src/mypkg/testing/factories.py", "tests/helpers.py"), "pytest",
+                        ("tests/test_core.py",), (), ())
+    beside = fix_files(("calc/ops.py", "calc/test_ops.py", "calc/conftest.py"), "pytest",
+                       ("calc",), (), ())
+    nested = fix_files(("src/pkg/tests/helpers.py", "src/pkg/core.py"), "pytest",
+                       ("src/pkg/tests/test_core.py",), (), ())
+
+    assert shipped == ("src/mypkg/testing/factories.py",)
+    assert beside == ("calc/ops.py",)
+    assert nested == ("src/pkg/core.py",)
+
+
+def test_a_module_that_skips_as_a_whole_without_the_fix_is_a_load_error() -> None:
+    head = ran(("t_new.py::a", "passed"), ("t.py::b", "passed"))
+    reverted = pytest_facts(outcomes=(outcome("t_new.py", "skipped", "needs mypkg.new"),
+                                      outcome("t.py::b")))
+
+    done = proof(head, reverted, load_error_is_red=True)
+
+    assert done.pairs[0].pairing is Pairing.LOAD_ERROR
+    assert done.pairs[0].reverted == "module-skipped"
+    assert done.exit_code() is ExitCode.OK
+
+
+def test_a_directory_entry_watches_for_a_conftest_in_every_directory_below_it() -> None:
+    from mutharness.runners.pytest import config_candidates
+
+    found = config_candidates(("tests",), frozenset({"tests/test_a.py", "tests/sub/test_b.py"}))
+
+    assert {"conftest.py", "tests/conftest.py", "tests/sub/conftest.py", "pyproject.toml"} \
+        <= set(found)

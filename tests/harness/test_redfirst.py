@@ -172,9 +172,14 @@ def test_a_base_with_no_fix_since_is_refused(make_project: ProjectFactory, cli: 
     project, _ = fixed_project(make_project)
 
     done = cli(project.root, "redfirst", "--base", "HEAD", "specs/calc.json")
+    only_tests = cli(project.root, "redfirst", "--base", "HEAD~1", "specs/calc.json",
+                     "--keep", "src")
+    git(project.root, "checkout", "-q", "HEAD~1")
+    behind = cli(project.root, "redfirst", "--base", "main", "--test", "tests/test_calc.py")
 
-    assert done.code == 2
-    assert "there is no fix to revert" in done.err
+    assert done.code == 2 and "there is no fix to revert" in done.err
+    assert only_tests.code == 2 and "there is no fix to revert" in only_tests.err
+    assert behind.code == 2 and "is a descendant of HEAD: HEAD holds no fix" in behind.err
 
 
 def test_the_proof_is_a_section_of_the_spec_s_evidence_with_its_own_digests(
@@ -378,3 +383,23 @@ def test_a_kept_red_first_section_goes_stale_on_its_own_after_a_test_edit(
 
     assert done.code == 1, done.out
     assert "    tests/test_calc.py changed (stales: red first)" in done.out.splitlines()
+
+
+def test_a_fix_that_adds_a_package_is_reverted_without_its_directory(
+    make_project: ProjectFactory, cli: Cli
+) -> None:
+    project, base = fixed_project(make_project)
+    git(project.root, "reset", "-q", "--hard", base)
+    project.write("src/bounds/__init__.py", "def low(value, low):\n    return max(value, low)\n")
+    project.write("src/calc.py", BUGGY.replace(
+        "def clamp(value, low, high):\n",
+        "def clamp(value, low, high):\n    from bounds import low as lower\n"
+        "    value = lower(value, low)\n"))
+    project.write("tests/test_calc.py", NEW_TESTS)
+    project.commit("the fix, in a new package")
+
+    done = cli(project.root, "redfirst", "--base", base, "--test", "tests/test_calc.py")
+
+    assert done.code == 0, done.out + done.err
+    assert "the fix is 2 file(s): src/bounds/__init__.py, src/calc.py" in done.out
+    assert done.out.splitlines()[-1] == LINE
