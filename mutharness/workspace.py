@@ -470,12 +470,23 @@ def _make_deletable(path: str) -> None:
         os.chmod(path, stat.S_IMODE(info.st_mode) | stat.S_IREAD | stat.S_IWRITE)
 
 
+_EXTENDED = "\\\\?\\"  # Windows' prefix that turns off name parsing (reserved names)
+
+
 def _onerror(func: Callable[..., Any], path: str, _info: Any) -> None:
-    """Make `path` deletable, then delete it (a directory: whole, now that it can be read)."""
+    """Make `path` deletable, then delete it (a directory: whole, now that it can be read).
+
+    On Windows a file a test named after a device (`nul`, `con`...) is reached only through
+    the extended path prefix."""
     try:
         _make_deletable(path)
     except FileNotFoundError:
         return  # already gone (removed whole by an earlier retry)
+    except OSError:
+        if sys.platform != "win32" or path.startswith(_EXTENDED):
+            raise
+        func(_EXTENDED + os.path.abspath(path))
+        return
     if os.path.isdir(path) and not os.path.islink(path):
         remove_tree(Path(path))
     else:
