@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from conftest import Completed, Project, default_spec
 
 ProjectFactory = Callable[..., Project]
@@ -150,3 +152,39 @@ def test_a_module_skipped_as_a_whole_is_a_skip_not_a_collection_error(
     assert ("ok specs/calc.json: 4 pass + 0 approved skips = 4 [MEASURED_NO_SKIPS]; "
             "1 unlisted skip(s) accepted, not counted") in done.out.splitlines()
     assert verified.code == 0, verified.out + verified.err
+
+
+NODE_SKIPPING = f'''\
+import {{ test }} from 'node:test';
+import assert from 'node:assert/strict';
+
+test('adds', () => {{ assert.equal(1 + 1, 2); }});
+test('console', {{ skip: '{REASON}' }}, () => {{ assert.fail('never runs'); }});
+test('later', {{ skip: 'not written yet' }}, () => {{ assert.fail('never runs'); }});
+'''
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_node_skips_are_approved_by_file_name_and_reason_too(
+    make_project: ProjectFactory, cli: Cli
+) -> None:
+    project = make_project()
+    project.write("package.json", '{"type": "module"}\n')
+    project.write("test/skips.test.js", NODE_SKIPPING)
+    project.spec("node", {"tests": ["test/skips.test.js"], "expectBaselinePass": 2,
+                          "mutations": [{"name": "adds subtracts", "file": "test/skips.test.js",
+                                         "anchor": "1 + 1", "replacement": "1 - 1"}]})
+    project.write("specs/platform-skips.json", json.dumps({
+        "version": 1, "platforms": {sys.platform: {"reason": REASON, "tests": [
+            {"file": "test/skips.test.js", "name": "console"}]}},
+    }))
+    project.commit("node tests that skip")
+
+    done = cli(project.root, "baseline", "specs/node.json")
+    strict = cli(project.root, "baseline", "specs/node.json", "--strict-skips")
+
+    assert done.code == 0, done.out + done.err
+    assert ("ok specs/node.json: 1 pass + 1 approved skips = 2 "
+            "[COUNT_COMPATIBLE_WITH_APPROVED_SKIPS]; 1 unlisted skip(s) accepted, not counted"
+            ) in done.out.splitlines()
+    assert strict.code == 2 and "test/skips.test.js > later" in strict.out
