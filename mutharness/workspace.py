@@ -482,15 +482,17 @@ def _onerror(func: Callable[..., Any], path: str, _info: Any) -> None:
         _make_deletable(path)
     except FileNotFoundError:
         return  # already gone (removed whole by an earlier retry)
+    if os.path.isdir(path) and not os.path.islink(path):
+        remove_tree(Path(path))
+        return
+    try:
+        func(path)
     except OSError:
+        # `nul` in any directory names the device on Windows: lstat and chmod quietly act
+        # on it, the unlink fails; the extended prefix names the file itself
         if sys.platform != "win32" or path.startswith(_EXTENDED):
             raise
         func(_EXTENDED + os.path.abspath(path))
-        return
-    if os.path.isdir(path) and not os.path.islink(path):
-        remove_tree(Path(path))
-    else:
-        func(path)
 
 
 def _real_directories(root: Path, relative: str) -> None:
@@ -525,9 +527,8 @@ def remove_path(path: Path) -> None:
         return
     try:
         path.unlink()
-    except PermissionError:
-        _make_deletable(str(path))
-        path.unlink()
+    except OSError:
+        _onerror(os.unlink, str(path), None)  # read-only, or a Windows device name
 
 
 def _file_mode(path: Path, default: int = 0o644) -> int:

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from conftest import Completed, Project, git
 from liverun import alive
 
@@ -167,3 +168,19 @@ def test_a_run_killed_outright_leaves_nothing_running_once_the_next_run_has_swep
     assert gone(pids) == []
     workspace = Path((spy / "workspace").read_text())  # its own: /tmp is shared
     assert workspace.name.startswith("mh-") and not workspace.exists()  # swept
+
+
+@pytest.mark.skipif(sys.platform != "win32", reason="Windows device names: only there")
+def test_a_file_a_test_named_after_a_windows_device_is_removed_with_its_directory(
+    tmp_path: Path,
+) -> None:
+    from mutharness.workspace import remove_tree
+
+    project = tmp_path / "project"
+    project.mkdir()
+    with open("\\\\?\\" + str(project / "nul"), "w", encoding="utf-8") as handle:
+        handle.write("node wrote its report to a file called nul\n")
+
+    remove_tree(project)
+
+    assert not project.exists()
