@@ -492,7 +492,8 @@ def _onerror(func: Callable[..., Any], path: str, _info: Any) -> None:
         # on it, the unlink fails; the extended prefix names the file itself
         if sys.platform != "win32" or path.startswith(_EXTENDED):
             raise
-        func(_EXTENDED + os.path.abspath(path))
+        parent, name = os.path.split(path)  # abspath() itself turns `...\\nul` into the device
+        func(_EXTENDED + os.path.join(os.path.abspath(parent), name))
 
 
 def _real_directories(root: Path, relative: str) -> None:
