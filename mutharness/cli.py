@@ -214,8 +214,8 @@ def verify(
     from mutharness.reports.console import Console
 
     console = Console()
-    try:
-        _prepare()
+
+    def body() -> int:
         from mutharness.engine import verify as run_verify
 
         if not specs and since is None:
@@ -233,28 +233,12 @@ def verify(
             load_templates(template_dir)
         with interrupts():
             run = run_verify(settings, console, os.environ)
-    except NothingSelected as nothing:
-        console.line(nothing.message(), "yellow")
-        sys.exit(ExitCode.OK)
-    except MutharnessError as error:
-        _fail(error, console)
-    except OSError as error:
-        _fail(OSProblem.from_error(error, "preparing the run"), console)
-    except KeyboardInterrupt:
-        sys.exit(ExitCode.INTERRUPTED)
-    except Interrupted as interrupted:
-        sys.exit(exit_status(interrupted.signal_number))
-    except ForcedExit as forced:
-        console.line(
-            f"second signal ({forced.signal_number}): exited at once; tests killed, lock "
-            "released; the workspace is removed by the next run", "red", err=True,
-        )
-        os._exit(exit_status(forced.signal_number))  # no further cleanup, no atexit
-    try:
-        code = _finish(run, console, evidence_dir, template_dir)
-    except OutputClosed:
-        code = ExitCode.NO_VERDICT
-    sys.exit(code)
+        try:
+            return int(_finish(run, console, evidence_dir, template_dir))
+        except OutputClosed:
+            return int(ExitCode.NO_VERDICT)
+
+    _run_command(console, body, "preparing the run")
 
 
 def _finish(
@@ -284,19 +268,19 @@ def _finish(
     return code
 
 
-def _run_command(console: Console, body: Callable[[], int]) -> NoReturn:
-    """A command that runs tests: its errors, signals and a second signal, as verify's."""
+def _run_command(console: Console, body: Callable[[], int], doing: str) -> NoReturn:
+    """A command that runs tests (`body` holds the signals with `interrupts()` while they
+    run): its errors, an interrupt, a second signal, each as one line and its exit code."""
     try:
         _prepare()
-        with interrupts():
-            code = body()
+        code = body()
     except NothingSelected as nothing:
         console.line(nothing.message(), "yellow")
         sys.exit(ExitCode.OK)
     except MutharnessError as error:
         _fail(error, console)
     except OSError as error:
-        _fail(OSProblem.from_error(error, "running the tests"), console)
+        _fail(OSProblem.from_error(error, doing), console)
     except KeyboardInterrupt:
         sys.exit(ExitCode.INTERRUPTED)
     except Interrupted as interrupted:
@@ -352,12 +336,13 @@ def baseline_command(
             specs or _default_specs("to measure"), given, config, allow_dirty,
             ("mutharness", "baseline", *(path.as_posix() for path in specs)), since=since,
         )
-        pins = baseline(settings, console, os.environ, repeat, console.pin)
+        with interrupts():
+            pins = baseline(settings, console, os.environ, repeat, console.pin)
         code = exit_code(pins)
         console.line(summary(pins), "green" if code is ExitCode.OK else "red")
         return int(code)
 
-    _run_command(console, body)
+    _run_command(console, body, "measuring the baselines")
 
 
 @main.command("redfirst")
@@ -422,13 +407,13 @@ def redfirst_command(
                    *(word for path in keep for word in ("--keep", path)))
         settings = _settings(specs, given, config, allow_dirty, command,
                              json_path=json_path.absolute() if json_path else None)
-        record, results = redfirst(
-            settings, RedFirstRequest(rev, tests, expect_red, load_error_is_red,
-                                      evidence_dir.absolute() if evidence_dir else None,
-                                      keep),
-            console,
-            os.environ,
-        )
+        with interrupts():
+            record, results = redfirst(
+                settings, RedFirstRequest(rev, tests, expect_red, load_error_is_red,
+                                          evidence_dir.absolute() if evidence_dir else None,
+                                          keep),
+                console, os.environ,
+            )
         ids = [path.stem for path in settings.spec_paths]
         console.results(results)
         if evidence_dir is not None:
@@ -437,7 +422,7 @@ def redfirst_command(
         console.red_first(record)
         return int(record.exit_code())
 
-    _run_command(console, body)
+    _run_command(console, body, "proving red-first")
 
 
 @main.command()

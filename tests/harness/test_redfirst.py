@@ -226,14 +226,19 @@ test('clamps above', () => { assert.equal(clamp(50, 0, 10), 10); });
 NODE_NEW = NODE_OLD + "test('clamps below', () => { assert.equal(clamp(-5, 0, 10), 0); });\n"
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
-def test_node_tests_prove_a_fix_red_first_too(make_project: ProjectFactory, cli: Cli) -> None:
+def node_bug(make_project: ProjectFactory) -> tuple[Project, str]:
+    """A node project whose clamp ignores the low bound, committed: (project, that commit)."""
     project = make_project()
     project.write("package.json", '{"type": "module"}\n')
     project.write("src/clamp.js", NODE_BUGGY)
     project.write("test/clamp.test.js", NODE_OLD)
     project.commit("the node bug")
-    base = git(project.root, "rev-parse", "HEAD").strip()
+    return project, git(project.root, "rev-parse", "HEAD").strip()
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_node_tests_prove_a_fix_red_first_too(make_project: ProjectFactory, cli: Cli) -> None:
+    project, base = node_bug(make_project)
     project.write("src/clamp.js", NODE_FIXED)
     project.write("test/clamp.test.js", NODE_NEW)
     project.commit("the node fix")
@@ -252,12 +257,7 @@ def test_node_tests_prove_a_fix_red_first_too(make_project: ProjectFactory, cli:
 def test_a_node_test_file_that_cannot_load_without_the_fix_is_a_load_error(
     make_project: ProjectFactory, cli: Cli
 ) -> None:
-    project = make_project()
-    project.write("package.json", '{"type": "module"}\n')
-    project.write("src/clamp.js", NODE_BUGGY)
-    project.write("test/clamp.test.js", NODE_OLD)
-    project.commit("the node bug")
-    base = git(project.root, "rev-parse", "HEAD").strip()
+    project, base = node_bug(make_project)
     project.write("src/clamp.js", NODE_FIXED + "export const LOW = 0;\n")
     project.write("test/low.test.js", NODE_OLD.replace(
         "import { clamp } from '../src/clamp.js';",
