@@ -7,6 +7,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
@@ -22,6 +23,7 @@ from mutharness.errors import (
     NothingSelected,
     OSProblem,
     OutputClosed,
+    ShardError,
     SpecError,
     SpecProblem,
 )
@@ -188,6 +190,9 @@ _SINCE_HELP = ("Only the specs affected by changes since REV (committed, uncommi
 @click.option("--allow-dirty", is_flag=True,
               help="Include uncommitted changes (their bytes) instead of refusing a dirty tree.")
 @click.option("--fail-fast", is_flag=True, help="Stop at the first unexpected result.")
+@click.option("--shard", "shard_text", metavar="K/N",
+              help="Run only shard K of N (1-based) of the mutations, for a CI matrix; "
+                   "`mutharness merge` joins the shards' results files.")
 @click.option("--json", "json_path", type=click.Path(path_type=Path, dir_okay=False),
               help="Results file [default: .mutharness/results.json].")
 @click.option("--evidence", "evidence_dir", type=click.Path(path_type=Path, file_okay=False),
@@ -201,8 +206,8 @@ _SINCE_HELP = ("Only the specs affected by changes since REV (committed, uncommi
 @_guarded("verifying")
 def verify(
     specs: tuple[Path, ...], since: str | None, allow_dirty: bool, fail_fast: bool,
-    json_path: Path | None, evidence_dir: Path | None, template_dir: Path | None,
-    config: Path | None, **given: Any,
+    shard_text: str | None, json_path: Path | None, evidence_dir: Path | None,
+    template_dir: Path | None, config: Path | None, **given: Any,
 ) -> None:
     """Run each SPEC's mutations against its tests and report CAUGHT / SURVIVED.
 
@@ -217,15 +222,21 @@ def verify(
 
     def body() -> int:
         from mutharness.engine import verify as run_verify
+        from mutharness.shards import Shard
 
         if not specs and since is None:
             raise SpecError((SpecProblem("verify", "", "name the SPEC files or directories to "
                                          "verify (or --since REV for those it affects)"),))
+        shard = None if shard_text is None else Shard.parse(shard_text)
+        if shard is not None and evidence_dir is not None:
+            raise ShardError(shard_text or "", "no --evidence for a shard: a shard holds part "
+                             "of a run; merge the shards' results (mutharness merge "
+                             "--evidence DIR)")
         settings = _settings(
             specs or _default_specs("to verify"), given, config, allow_dirty,
             ("mutharness", "verify", *(path.as_posix() for path in specs)),
             fail_fast=fail_fast, json_path=json_path.absolute() if json_path else None,
-            since=since,
+            since=since, shard=shard,
         )
         if evidence_dir is not None:  # a broken override template fails before any test runs
             from mutharness.reports.evidence import load_templates
@@ -448,6 +459,42 @@ def render(results: Path, out_dir: Path, template_dir: Path | None) -> None:
         _fail(error)
     for path in written:
         console.line(str(path))
+
+
+@main.command("merge", epilog=EXIT_CODES_HELP)
+@click.argument("shards", nargs=-1, required=True,
+                type=click.Path(path_type=Path, dir_okay=False, exists=True))
+@click.option("--json", "json_path", type=click.Path(path_type=Path, dir_okay=False),
+              default=Path(".mutharness/results.json"), show_default=True,
+              help="The merged results file.")
+@click.option("--evidence", "evidence_dir", type=click.Path(path_type=Path, file_okay=False),
+              help="Also render Markdown evidence into this directory.")
+@click.option("--template-dir", type=click.Path(path_type=Path, file_okay=False, exists=True),
+              help="Templates that override the packaged ones (spec.md.j2, index.md.j2).")
+@_guarded("merging the shards' results")
+def merge_command(
+    shards: tuple[Path, ...], json_path: Path, evidence_dir: Path | None,
+    template_dir: Path | None,
+) -> None:
+    """Join the results files of every shard of one run (`verify --shard K/N`) into one
+    results file (and evidence), after checking that they cover every mutation exactly once,
+    at one commit, with the same specs, settings and baseline tests. Exits as verify would
+    have for the whole run."""
+    from mutharness.merge import merge
+    from mutharness.reports.console import Console
+    from mutharness.results import read_results, write_results
+
+    console = Console()
+    try:
+        run = merge([(str(path), read_results(path)) for path in shards])
+        json_path.absolute().parent.mkdir(parents=True, exist_ok=True)
+        run = replace(run, results_path=str(json_path))
+        write_results(run, json_path)
+    except MutharnessError as error:
+        _fail(error, console)
+    console.line(f"merged {len(shards)} shard(s): "
+                 f"{len(run.mutation_results)} mutation(s) of {len(run.specs)} spec(s)")
+    sys.exit(int(_finish(run, console, evidence_dir, template_dir)))
 
 
 @main.command()

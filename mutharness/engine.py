@@ -28,6 +28,7 @@ from mutharness.pins import Pin
 from mutharness.redfirst import RedFirst
 from mutharness.results import RunResult, write_red_first, write_results
 from mutharness.runners import RUNNERS, detected, runner_kind
+from mutharness.shards import Shard
 from mutharness.skips import SkipRules, load_policy, this_platform
 from mutharness.spec import Spec, display_name
 from mutharness.sweep import sweep_stale_workspaces
@@ -57,6 +58,7 @@ class Settings:
     json_path: Path | None = None
     command: tuple[str, ...] = ()
     since: str | None = None  # --since REV: only the specs its changes affect
+    shard: Shard | None = None  # --shard k/n: only this shard's mutations
 
 
 @dataclass(frozen=True)
@@ -171,7 +173,7 @@ def verify(settings: Settings, listener: Listener, environ: Mapping[str, str]) -
         tracked=prepared.tracked, changes=prepared.changes, included=prepared.included,
         fail_fast=settings.fail_fast, json_path=json_path,
         command=settings.command, git_version=prepared.git_version,
-        skip_rules=prepared.skip_rules,
+        skip_rules=prepared.skip_rules, shard=settings.shard,
     )
     with locked(prepared):
         return Session(plan).execute(listener, environ, prepared.temp_dir)

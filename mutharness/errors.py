@@ -286,6 +286,31 @@ class NothingSelected(MutharnessError):
         return self.why
 
 
+class ShardError(MutharnessError):
+    """A `--shard` value that is not 1-based `k/n` with 1 <= k <= n: the text and the rule."""
+
+    def __init__(self, text: str, problem: str) -> None:
+        super().__init__(text, problem)
+        self.text = text
+        self.problem = problem
+
+    def message(self) -> str:
+        return f"--shard {self.text!r}: {self.problem}"
+
+
+class MergeError(MutharnessError):
+    """Shards' results that do not make one run: every problem found, each naming its files."""
+
+    def __init__(self, problems: tuple[str, ...]) -> None:
+        super().__init__(problems)
+        self.problems = problems
+
+    def message(self) -> str:
+        lines = [f"the shards do not make one run ({len(self.problems)} problem(s)); "
+                 "nothing was written:"]
+        return "\n".join([*lines, *(f"  {problem}" for problem in self.problems)])
+
+
 class Interrupted(BaseException):
     """A termination signal arrived; unwinds like KeyboardInterrupt so cleanup runs."""
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from mutharness.runners.base import (
     RunFacts,
     TestOutcome,
 )
+from mutharness.shards import Planned, Shard, ShardPlan
 from mutharness.spec import Mutation, Spec
 from mutharness.verdict import Verdict
 
@@ -99,6 +100,7 @@ class RunResult:
     results_path: str = ""  # where the results file was written (absolute); not in the file
     complete: bool = True  # False while the run goes on (the file is rewritten as it does)
     error: MutharnessError | None = field(default=None, compare=False)  # what stopped it
+    shard: ShardPlan | None = None  # the shard of a run this is (`verify --shard k/n`)
 
     @property
     def mutation_results(self) -> tuple[MutationResult, ...]:
@@ -275,6 +277,7 @@ def to_json(run: RunResult, timings: bool = True) -> dict[str, Any]:
         "signal": run.interrupted,
         "exit_code": int(run.exit_code()),
         "specs": [spec_json(spec, timings) for spec in run.specs],
+        **({"shard": run.shard.to_json()} if run.shard is not None else {}),
     })
     return document
 
@@ -451,6 +454,17 @@ def _spec(reader: _Reader) -> SpecResult:
     )
 
 
+def _shard(reader: _Reader | None) -> ShardPlan | None:
+    if reader is None:
+        return None
+    index, count = reader.integer("index"), reader.integer("count")
+    if not 1 <= index <= count:
+        raise _Bad(f"{reader.where}index {index} is not a shard of {count}")
+    plan = tuple(Planned(p.text("id"), p.text("sha256"), p.texts("mutations"))
+                 for p in reader.objects("plan"))
+    return ShardPlan(Shard(index, count), plan)
+
+
 def from_json(document: Any, source: str = "the document") -> RunResult:
     """A results document read back (raises ResultsError naming what is wrong)."""
     try:
@@ -470,6 +484,7 @@ def from_json(document: Any, source: str = "the document") -> RunResult:
             settings=reader.table("settings"),
             complete=reader.flag("complete"),
             error=RecordedError(error) if error else None,
+            shard=_shard(reader.child("shard")) if "shard" in document else None,
         )
     except _Bad as bad:
         raise ResultsError(source, str(bad)) from None
@@ -482,7 +497,4 @@ def read_results(path: Path) -> RunResult:
     except (OSError, ValueError) as error:
         raise ResultsError(str(path), str(error)) from None
     run = from_json(document, str(path))
-    return RunResult(
-        run.tool, run.commit, run.dirty, run.dirty_changes, run.command, run.specs,
-        run.interrupted, run.settings, str(path), run.complete, run.error,
-    )
+    return replace(run, results_path=str(path))

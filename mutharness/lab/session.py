@@ -19,6 +19,7 @@ from mutharness.pins import Pin
 from mutharness.results import MutationResult, RunResult, SpecResult, write_results
 from mutharness.runners import runner_kind
 from mutharness.runners.base import RunFacts, SpecFiles
+from mutharness.shards import Planned, Shard, ShardPlan
 from mutharness.skips import SkipRules
 from mutharness.spec import Mutation, Spec
 from mutharness.verdict import classify, meets_expectation
@@ -40,13 +41,17 @@ class Plan:
     command: tuple[str, ...]
     git_version: str
     skip_rules: SkipRules = field(default_factory=SkipRules)
+    shard: Shard | None = None  # --shard k/n: only this shard's mutations run
 
 
 class _SpecRun:
     """One spec's baseline and mutations; what it has finished, if it is stopped."""
 
-    def __init__(self, spec: Spec, session: Session, lab: Lab) -> None:
+    def __init__(
+        self, spec: Spec, session: Session, lab: Lab, mutations: tuple[Mutation, ...]
+    ) -> None:
         self.spec = spec
+        self.mutations = mutations  # the spec's mutations this run makes (a shard's part)
         self.session = session
         self.lab = lab
         self.baseline: Baseline | None = None
@@ -63,7 +68,7 @@ class _SpecRun:
         """What this spec has: its baseline and finished mutations, `why` it stopped early,
         the `error` that leaves it without any verdict."""
         baseline = self.baseline
-        total = len(self.spec.mutations)
+        total = len(self.mutations)
         stopped = f"{why} after {len(self.done)} of {total} mutation(s)" if why else ""
         return SpecResult(
             self.spec, baseline.facts if baseline else facts,
@@ -149,7 +154,7 @@ class _SpecRun:
         self._depend(self.baseline.facts)
         self.pin = self.baseline.pin
         listener.baseline_finished(self.spec, self.baseline.facts)
-        for mutation in self.spec.mutations:
+        for mutation in self.mutations:
             result = self._mutate(mutation, self.baseline)
             self.done.append(result)
             session.save()
@@ -199,6 +204,10 @@ class Session:
         self.current: _SpecRun | None = None
         self.runners: Runners | None = None
         self.doing = "starting"
+        self.sharded = None if plan.shard is None else ShardPlan(plan.shard, tuple(
+            Planned(spec.id, spec.digest, tuple(m.name for m in spec.mutations))
+            for spec in plan.specs
+        ))
 
     def tools_of(self, spec: Spec) -> tuple[tuple[str, str], ...]:
         """The versions of the tools that ran `spec`'s tests, as its evidence shows them."""
@@ -235,7 +244,7 @@ class Session:
             settings=self.settings(),
             results_path=str(plan.json_path),
             complete=complete and interrupted is None and error is None,
-            error=error,
+            error=error, shard=self.sharded,
         )
 
     def save(self) -> None:
@@ -243,9 +252,14 @@ class Session:
         write_results(self.result(complete=False), self.plan.json_path)
 
     def _specs(self, lab: Lab) -> None:
+        assigned = None if self.sharded is None else self.sharded.assigned()
         for spec in self.plan.specs:
+            mutations = spec.mutations if assigned is None else tuple(
+                spec.mutations[index] for index in assigned.get(spec.id, ()))
+            if not mutations:  # a shard measures only the specs it has mutations of
+                continue
             self.doing = f"running spec {spec.id}"
-            self.current = _SpecRun(spec, self, lab)
+            self.current = _SpecRun(spec, self, lab, mutations)
             result = self.current.run()
             self.current = None
             self.finished.append(result)
@@ -264,6 +278,8 @@ class Session:
             self.doing = "writing the results file"
             self.save()  # from now on the file is this run's, never an earlier one's
             listener.head(plan.source, plan.changes)
+            if self.sharded is not None:
+                listener.sharded(self.sharded)
             self.doing = "building the workspace and probing the runners' tools"
             with opened(plan.source, plan.included, plan.options, plan.specs, listener,
                         environ, temp_dir) as bench:

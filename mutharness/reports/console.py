@@ -17,6 +17,7 @@ from mutharness.pins import Pin, PinState
 from mutharness.redfirst import Pairing, RedFirst
 from mutharness.results import MutationResult, RunResult
 from mutharness.runners.base import RunFacts
+from mutharness.shards import ShardPlan
 from mutharness.spec import Spec
 from mutharness.verdict import Verdict
 
@@ -129,6 +130,13 @@ class Console:
 
     def selected(self, selection: Selection) -> None:
         self.line(selection.describe(), "bright_black" if selection.specs else "yellow")
+
+    def sharded(self, plan: ShardPlan) -> None:
+        assigned = plan.assigned()
+        count = sum(len(indices) for indices in assigned.values())
+        total = sum(planned.mutations for planned in plan.plan)
+        self.line(f"shard {plan.shard}: {count} of {total} mutation(s), of {len(assigned)} of "
+                  f"{len(plan.plan)} spec(s)", "bright_black")
 
     def proving(self, proof: Proof) -> None:
         shown_fix = ", ".join(proof.fix[:5]) + (

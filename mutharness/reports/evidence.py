@@ -177,6 +177,9 @@ def results_problem(run: RunResult) -> str | None:
     """Why `run` cannot be rendered as evidence (None when it can)."""
     if not run.complete:
         return "its run did not complete (interrupted, stopped by an error, or still running)"
+    if run.shard is not None:
+        return (f"it holds shard {run.shard.shard}'s results, part of a run: merge the shards "
+                "first (mutharness merge)")
     names: dict[str, str] = {INDEX: "the index"}
     for spec in run.specs:
         spec_id = spec.spec.id

@@ -309,6 +309,9 @@ class Recorder:
     def proving(self, proof: Any) -> None:
         self.events.append("proving")
 
+    def sharded(self, plan: Any) -> None:
+        self.events.append(f"shard {plan.shard}")
+
 
 @pytest.fixture
 def verify_here() -> Callable[..., tuple[Any, Recorder]]:

@@ -1,0 +1,148 @@
+"""`mutharness merge`: shards' results checked to make exactly one run, then joined into it.
+
+The shards must be of one run (the same commit, plan, settings, command, tools and
+uncommitted changes), each shard exactly once, every mutation of the plan exactly once, and a
+spec measured by several shards must have run the same tests on the same bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from mutharness.errors import MergeError
+from mutharness.results import RunResult, SpecResult
+from mutharness.runners.base import RunFacts
+from mutharness.shards import ShardPlan
+
+MAX_NAMED = 20  # missing or doubled mutations named, per kind
+
+
+def _of_one_run(named: Sequence[tuple[str, RunResult]]) -> list[str]:
+    problems: list[str] = []
+    for name, run in named:
+        if run.shard is None:
+            problems.append(f"{name} is not a shard's results (verify --shard k/n writes those)")
+        elif not run.complete or run.error is not None or run.interrupted is not None:
+            problems.append(f"{name}: shard {run.shard.shard}'s run did not complete "
+                            "(interrupted or stopped by an error): run that shard again")
+    if problems:
+        return problems
+    first_name, first = named[0]
+    assert first.shard is not None
+    for name, run in named[1:]:
+        assert run.shard is not None
+        if run.commit != first.commit:
+            problems.append(f"{name} is at commit {run.commit}, {first_name} at {first.commit}")
+        if run.shard.shard.count != first.shard.shard.count:
+            problems.append(f"{name} is a shard of {run.shard.shard.count}, {first_name} of "
+                            f"{first.shard.shard.count}")
+        elif run.shard.plan != first.shard.plan:
+            problems.append(f"{name} plans another run than {first_name} (its specs, their "
+                            "bytes or their mutations differ)")
+        for what, mine, theirs in (
+            ("settings", run.settings, first.settings), ("command", run.command, first.command),
+            ("tool versions", run.tool, first.tool),
+            ("uncommitted changes", run.dirty_changes, first.dirty_changes),
+        ):
+            if mine != theirs:
+                problems.append(f"{name} was run with other {what} than {first_name}")
+    return problems
+
+
+def _each_shard_once(named: Sequence[tuple[str, RunResult]], count: int) -> list[str]:
+    by_index: dict[int, list[str]] = {}
+    for name, run in named:
+        assert run.shard is not None
+        by_index.setdefault(run.shard.shard.index, []).append(name)
+    problems = []
+    for index in range(1, count + 1):
+        names = by_index.get(index, [])
+        if not names:
+            problems.append(f"shard {index}/{count} is missing")
+        elif len(names) > 1:
+            problems.append(f"shard {index}/{count} is given twice: {' and '.join(names)}"
+                            if len(names) == 2 else
+                            f"shard {index}/{count} is given {len(names)} times: "
+                            f"{', '.join(names)}")
+    return problems
+
+
+def _listed(kind: str, lines: list[str]) -> list[str]:
+    shown = lines[:MAX_NAMED]
+    more = len(lines) - len(shown)
+    return [*shown, *([f"{kind}: and {more} more"] if more else [])]
+
+
+def _coverage(named: Sequence[tuple[str, RunResult]], plan: ShardPlan) -> list[str]:
+    """Every mutation of the plan in exactly one shard (a spec that stopped before its
+    mutations, as its error says, answers for the mutations its shard was given)."""
+    seen: dict[tuple[str, int], list[str]] = {}
+    for name, run in named:
+        assert run.shard is not None
+        assigned = run.shard.assigned()
+        for spec in run.specs:
+            done = {result.mutation.index for result in spec.mutations}
+            if spec.error:
+                done |= set(assigned.get(spec.spec.id, ()))
+            for index in sorted(done):
+                seen.setdefault((spec.spec.id, index), []).append(name)
+    missing, doubled = [], []
+    for planned in plan.plan:
+        for index, mutation in enumerate(planned.names):
+            where = seen.get((planned.spec, index), [])
+            label = f"{planned.spec} #{index + 1} {mutation!r}"
+            if not where:
+                missing.append(f"missing: {label}")
+            elif len(where) > 1:
+                doubled.append(f"doubled: {label} in {' and '.join(where)}")
+    return [*_listed("missing", missing), *_listed("doubled", doubled)]
+
+
+def _tests(facts: RunFacts) -> list[tuple[str, str]]:
+    return sorted((outcome.nodeid, outcome.outcome.value) for outcome in facts.outcomes)
+
+
+def _joined(spec_id: str, parts: list[tuple[str, SpecResult]], problems: list[str]) -> SpecResult:
+    measured = [(name, part) for name, part in parts if part.baseline is not None
+                and not part.error]
+    for name, part in measured[1:]:
+        first_name, first = measured[0]
+        assert part.baseline is not None and first.baseline is not None
+        if _tests(part.baseline) != _tests(first.baseline):
+            problems.append(f"{spec_id}: the baseline in {name} ran other tests than in "
+                            f"{first_name}")
+        if part.depends_on != first.depends_on:
+            problems.append(f"{spec_id}: the files its verdicts depend on differ between "
+                            f"{name} and {first_name}")
+    base = (measured or parts)[0][1]
+    failed = next((part for _, part in parts if part.error), None)
+    mutations = sorted((result for _, part in parts for result in part.mutations),
+                       key=lambda result: result.mutation.index)
+    return replace(
+        base, mutations=tuple(mutations),
+        error=failed.error if failed else base.error,
+        stopped=failed.stopped if failed else base.stopped,
+    )
+
+
+def merge(named: Sequence[tuple[str, RunResult]]) -> RunResult:
+    """The one run that `named` (file name, shard's results) are the shards of; raises
+    MergeError with every problem found when they are not exactly that."""
+    if not named:
+        raise MergeError(("no shard's results were given",))
+    problems = _of_one_run(named)
+    if problems:
+        raise MergeError(tuple(problems))
+    first = named[0][1]
+    assert first.shard is not None
+    problems = [*_each_shard_once(named, first.shard.shard.count), *_coverage(named, first.shard)]
+    specs = []
+    for planned in first.shard.plan:
+        parts = [(name, spec) for name, run in named for spec in run.specs
+                 if spec.spec.id == planned.spec]
+        if parts:
+            specs.append(_joined(planned.spec, parts, problems))
+    if problems:
+        raise MergeError(tuple(problems))
+    return replace(first, specs=tuple(specs), shard=None, results_path="", complete=True)

@@ -1,0 +1,181 @@
+"""`verify --shard k/n` and `mutharness merge`: real shards of a real run, merged into one."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import Completed, Project, default_spec, git
+
+ProjectFactory = Callable[..., Project]
+Cli = Callable[..., Completed]
+
+BOUNDS = default_spec(mutations=[
+    {"name": "the high bound is ignored", "file": "src/calc.py",
+     "anchor": "    if value > high:\n        return high\n", "replacement": ""},
+    {"name": "the low bound returns the high one", "file": "src/calc.py",
+     "anchor": "        return low\n", "replacement": "        return high\n"},
+    {"name": "the value is returned unchanged", "file": "src/calc.py",
+     "anchor": "    return value\n", "replacement": "    return value + 1\n"},
+])
+
+
+@pytest.fixture
+def project(make_project: ProjectFactory) -> Project:
+    """The calc project with two specs: bounds (3 mutations) and calc (2)."""
+    made = make_project()
+    made.spec("bounds", BOUNDS, commit=True)
+    return made
+
+
+def shard(project: Project, cli: Cli, k: int, n: int) -> Path:
+    out = project.root.parent / f"shard-{k}-of-{n}.json"
+    done = cli(project.root, "verify", "specs", "--shard", f"{k}/{n}", "--json", str(out))
+    assert done.code == 0, done.out + done.err
+    return out
+
+
+def names(path: Path) -> dict[str, list[int]]:
+    document = json.loads(path.read_text("utf-8"))
+    return {spec["id"]: [m["index"] for m in spec["mutations"]] for spec in document["specs"]}
+
+
+def edit(path: Path, change: Callable[[dict[str, Any]], None]) -> Path:
+    document = json.loads(path.read_text("utf-8"))
+    change(document)
+    path.write_text(json.dumps(document), "utf-8")
+    return path
+
+
+def test_each_shard_runs_only_its_mutations_and_says_which(project: Project, cli: Cli) -> None:
+    first = shard(project, cli, 1, 2)
+    second = shard(project, cli, 2, 2)
+
+    assert names(first) == {"bounds": [0, 1]}
+    assert names(second) == {"bounds": [2], "calc": [0, 1]}
+    record = json.loads(first.read_text("utf-8"))["shard"]
+    assert record["index"] == 1 and record["count"] == 2
+    assert [p["id"] for p in record["plan"]] == ["bounds", "calc"]
+
+
+def test_two_merged_shards_give_the_results_and_evidence_of_one_unsharded_run(
+    project: Project, cli: Cli
+) -> None:
+    whole = cli(project.root, "verify", "specs", "--evidence", str(project.root.parent / "one"))
+    assert whole.code == 0, whole.out + whole.err
+    shards = [shard(project, cli, 2, 2), shard(project, cli, 1, 2)]  # any order
+
+    merged_json = project.root.parent / "merged.json"
+    done = cli(project.root.parent, "merge", *map(str, shards), "--json", str(merged_json),
+               "--evidence", str(project.root.parent / "merged"))
+
+    assert done.code == 0, done.out + done.err
+    assert "merged 2 shard(s): 5 mutation(s) of 2 spec(s)" in done.out
+    one = sorted((project.root.parent / "one").iterdir())
+    merged = sorted((project.root.parent / "merged").iterdir())
+    assert [p.name for p in merged] == [p.name for p in one]
+    for expected, got in zip(one, merged, strict=True):
+        assert got.read_bytes() == expected.read_bytes(), got.name
+    merged_doc = json.loads(merged_json.read_text("utf-8"))
+    assert "shard" not in merged_doc and merged_doc["complete"] is True
+    assert names(merged_json) == {"bounds": [0, 1, 2], "calc": [0, 1]}
+
+
+def test_a_missing_shard_is_refused_naming_its_mutations(project: Project, cli: Cli) -> None:
+    first = shard(project, cli, 1, 2)
+
+    done = cli(project.root.parent, "merge", str(first), "--json", "out.json")
+
+    assert done.code == 2
+    assert "shard 2/2 is missing" in done.err
+    assert "missing: bounds #3 'the value is returned unchanged'" in done.err
+    assert "missing: calc #1 'the low bound is ignored'" in done.err
+    assert not (project.root.parent / "out.json").exists()
+
+
+def test_a_shard_given_twice_is_refused_naming_both_files(project: Project, cli: Cli) -> None:
+    first = shard(project, cli, 1, 2)
+    second = shard(project, cli, 2, 2)
+    again = project.root.parent / "again.json"
+    again.write_bytes(first.read_bytes())
+
+    done = cli(project.root.parent, "merge", str(first), str(second), str(again),
+               "--json", "out.json")
+
+    assert done.code == 2
+    assert f"shard 1/2 is given twice: {first} and {again}" in done.err
+    assert f"doubled: bounds #1 'the high bound is ignored' in {first} and {again}" in done.err
+
+
+def test_shards_of_different_commits_or_spec_bytes_are_refused(
+    project: Project, cli: Cli
+) -> None:
+    first = shard(project, cli, 1, 2)
+    second = shard(project, cli, 2, 2)
+    head = git(project.root, "rev-parse", "HEAD").strip()
+    edit(second, lambda d: d.update(commit="0" * 40))
+
+    done = cli(project.root.parent, "merge", str(first), str(second), "--json", "out.json")
+
+    assert done.code == 2
+    assert f"{second} is at commit {'0' * 40}, {first} at {head}" in done.err
+
+    edit(second, lambda d: d.update(commit=head))
+    edit(second, lambda d: d["shard"]["plan"][0].update(sha256="f" * 64))
+    done = cli(project.root.parent, "merge", str(first), str(second), "--json", "out.json")
+    assert done.code == 2
+    assert f"{second} plans another run than {first}" in done.err
+
+
+def test_shards_whose_baselines_ran_other_tests_are_refused(project: Project, cli: Cli) -> None:
+    first = shard(project, cli, 1, 2)
+    second = shard(project, cli, 2, 2)
+
+    def drop_a_test(document: dict[str, Any]) -> None:
+        bounds = next(s for s in document["specs"] if s["id"] == "bounds")
+        bounds["baseline"]["tests"].pop()
+
+    edit(second, drop_a_test)
+    done = cli(project.root.parent, "merge", str(first), str(second), "--json", "out.json")
+
+    assert done.code == 2
+    assert f"bounds: the baseline in {second} ran other tests than in {first}" in done.err
+
+
+def test_a_results_file_that_is_not_a_shard_is_refused(project: Project, cli: Cli) -> None:
+    whole = cli(project.root, "verify", "specs")
+    assert whole.code == 0, whole.out + whole.err
+    results = project.root / ".mutharness" / "results.json"
+
+    done = cli(project.root.parent, "merge", str(results), "--json", "out.json")
+
+    assert done.code == 2
+    assert f"{results} is not a shard's results (verify --shard k/n writes those)" in done.err
+
+
+def test_a_shard_renders_no_evidence_of_its_own(project: Project, cli: Cli) -> None:
+    done = cli(project.root, "verify", "specs", "--shard", "1/2", "--evidence", "ev")
+    assert done.code == 2
+    assert "no --evidence for a shard: a shard holds part of a run" in done.err
+
+    first = shard(project, cli, 1, 2)
+    done = cli(project.root, "render", str(first), "--out", "ev")
+    assert done.code == 2
+    assert "shard 1/2's results, part of a run: merge the shards first" in done.err
+    assert not (project.root / "ev").exists()
+
+
+def test_a_shard_with_nothing_assigned_still_writes_its_results(
+    make_project: ProjectFactory, cli: Cli
+) -> None:
+    project = make_project()  # calc: 2 mutations
+    out = project.root.parent / "third.json"
+
+    done = cli(project.root, "verify", "specs", "--shard", "1/3", "--json", str(out))
+
+    assert done.code == 0, done.out + done.err
+    assert "shard 1/3: 0 of 2 mutation(s), of 0 of 1 spec(s)" in done.out
+    assert names(out) == {}
