@@ -48,6 +48,7 @@ class MutationResult:
     as_expected: bool
     loaded: bool | None = None  # the run loaded the mutated file (None: the runner cannot tell)
     removed: tuple[str, ...] = ()  # untracked files the run wrote, deleted after it
+    first_failure: bool = False  # the run stopped at its first failing test (--first-failure)
 
     @property
     def never_imported(self) -> bool:
@@ -215,6 +216,7 @@ def _mutation(result: MutationResult, timings: bool) -> dict[str, Any]:
         "loaded": result.loaded,
         "removed": list(result.removed[:MAX_LISTED]),
         "removed_count": len(result.removed),
+        "first_failure": result.first_failure,
     }
 
 
@@ -427,7 +429,7 @@ def _spec(reader: _Reader) -> SpecResult:
             mutation, m.integer("line"), m.integer("end_line"),
             m.flag("crlf_translated"), m.text("diff"), _facts(facts),
             m.enum("verdict", Verdict), m.text("reason"), m.flag("as_expected"),
-            loaded, m.texts("removed"),
+            loaded, m.texts("removed"), m.flag("first_failure", False),
         ))
     baseline = reader.child("baseline")
     depends = reader.table("depends_on")

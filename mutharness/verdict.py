@@ -16,7 +16,7 @@ EXAMPLES = 3
 class Verdict(Enum):
     """What one mutation run proves."""
 
-    CAUGHT = "CAUGHT"  # the baseline's tests all ran, at least one failed
+    CAUGHT = "CAUGHT"  # the baseline's tests all ran (or up to one failing), one failed
     SURVIVED = "SURVIVED"  # the baseline's tests all ran and passed
     UNTRUSTWORTHY = "UNTRUSTWORTHY"  # the run proves nothing (crash, partial run, ...)
     TIMEOUT = "TIMEOUT"  # exceeded its limit; the process tree was killed
@@ -145,8 +145,11 @@ def unstable_tests(runs: Sequence[RunFacts]) -> tuple[str, ...]:
     )
 
 
-def ids_problem(facts: RunFacts, baseline: RunFacts) -> str | None:
-    """Why a run did not run exactly the baseline's tests (None when it did)."""
+def ids_problem(
+    facts: RunFacts, baseline: RunFacts, stopped_at_first: bool = False
+) -> str | None:
+    """Why a run did not run exactly the baseline's tests (None when it did); a run that
+    `stopped_at_first` failure may have run fewer, but none the baseline did not run."""
     repeated = sorted(nodeid for nodeid, count in Counter(facts.nodeids).items() if count > 1)
     if repeated:
         return (
@@ -154,7 +157,7 @@ def ids_problem(facts: RunFacts, baseline: RunFacts) -> str | None:
             f"{_examples(repeated)}"
         )
     ran, expected = set(facts.nodeids), set(baseline.nodeids)
-    if ran == expected:
+    if ran == expected or (stopped_at_first and facts.failed and ran <= expected):
         return None
     missing = sorted(expected - ran)
     new = sorted(ran - expected)
@@ -172,14 +175,18 @@ def ids_problem(facts: RunFacts, baseline: RunFacts) -> str | None:
     return f"ran {len(ran)} tests, not the baseline's {len(expected)}: {detail}"
 
 
-def inert_problem(facts: RunFacts, baseline: RunFacts) -> str | None:
+def inert_problem(
+    facts: RunFacts, baseline: RunFacts, stopped_at_first: bool = False
+) -> str | None:
     """Why a run's skipped/xfailed tests are not exactly the baseline's (None when they are).
 
     A skip in the baseline is accepted (the evidence lists it) as long as every run skips
     the same tests the same way; a test that starts or stops skipping under a mutant makes
-    that run prove nothing."""
+    that run prove nothing. A run `stopped_at_first` failure is compared on the tests it ran."""
+    ran = set(facts.nodeids)
     now = {nodeid: test.outcome for nodeid, test in facts.inert.items()}
-    before = {nodeid: test.outcome for nodeid, test in baseline.inert.items()}
+    before = {nodeid: test.outcome for nodeid, test in baseline.inert.items()
+              if not stopped_at_first or nodeid in ran}
     differ = sorted(
         nodeid for nodeid in set(now) | set(before) if now.get(nodeid) != before.get(nodeid)
     )
@@ -192,13 +199,16 @@ def inert_problem(facts: RunFacts, baseline: RunFacts) -> str | None:
 
 
 def classify(
-    facts: RunFacts, baseline: RunFacts, drift: Sequence[str] = ()
+    facts: RunFacts, baseline: RunFacts, drift: Sequence[str] = (),
+    stopped_at_first: bool = False,
 ) -> Classification:
-    """Derive the verdict of a mutation run from its facts alone. A crash is never a kill."""
+    """Derive the verdict of a mutation run from its facts alone. A crash is never a kill.
+    A run asked to stop at its first failure (`--first-failure`) is CAUGHT with the part of
+    the baseline's tests it ran; one that failed nothing must have run them all."""
     if facts.timed_out:
         return Classification(Verdict.TIMEOUT, f"exceeded {facts.timeout_s:g} s")
-    for problem in (run_problem(facts), ids_problem(facts, baseline),
-                    inert_problem(facts, baseline)):
+    for problem in (run_problem(facts), ids_problem(facts, baseline, stopped_at_first),
+                    inert_problem(facts, baseline, stopped_at_first)):
         if problem is not None:
             return _untrustworthy(problem)
     if drift:

@@ -34,6 +34,8 @@ class Scenario:
     name: str  # unique within the spec: its scratch directory
     timeout_s: float
     mutation: Mutation | None = None
+    first_failure: bool = False  # stop at the first failing test, `first` before the others
+    first: tuple[str, ...] = ()
 
     @classmethod
     def collect(cls, spec: Spec, timeout_s: float) -> Scenario:
@@ -51,9 +53,14 @@ class Scenario:
         return cls(spec, Kind.REVERTED, "reverted", timeout_s)
 
     @classmethod
-    def mutant(cls, spec: Spec, mutation: Mutation, timeout_s: float) -> Scenario:
-        """The run of one mutant."""
-        return cls(spec, Kind.MUTANT, f"m{mutation.number}", timeout_s, mutation)
+    def mutant(
+        cls, spec: Spec, mutation: Mutation, timeout_s: float, first_failure: bool = False,
+        first: tuple[str, ...] = (),
+    ) -> Scenario:
+        """The run of one mutant; with `first_failure` it stops at its first failing test
+        and runs the tests `first` before the others."""
+        return cls(spec, Kind.MUTANT, f"m{mutation.number}", timeout_s, mutation,
+                   first_failure, first)
 
 
 @dataclass(frozen=True)
@@ -104,6 +111,7 @@ def run_scenario(scenario: Scenario, lab: Lab) -> Ran:
         scenario.spec.tests, workspace.root,
         workspace.scratch(f"runs/{scenario.spec.id}/{scenario.name}"), scenario.timeout_s,
         collect_only=scenario.kind is Kind.COLLECT, keep_going=scenario.kind is Kind.REVERTED,
+        first_failure=scenario.first_failure, first=scenario.first,
     )
     mutation = scenario.mutation
     if mutation is None:

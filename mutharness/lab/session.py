@@ -171,11 +171,27 @@ class _SpecRun:
         )
         return self.lab.runner_for(self.spec).isolation_problem(facts, files)
 
+    def _first_failure(self, mutation: Mutation) -> bool:
+        """Whether this mutant's run stops at its first failing test: asked for, the runner
+        can, and the mutation names no killing tests (those need every test's outcome)."""
+        return (self.session.plan.options["first-failure"] and not mutation.killed_by
+                and self.lab.runner_for(self.spec).stops_at_first_failure)
+
+    def _killers(self) -> tuple[str, ...]:
+        """The tests that failed for this spec's earlier mutants, the latest first."""
+        seen: dict[str, None] = {}
+        for done in reversed(self.done):
+            seen.update(dict.fromkeys(done.facts.failing_ids))
+        return tuple(seen)
+
     def _mutate(self, mutation: Mutation, baseline: Baseline) -> MutationResult:
-        ran = run_scenario(Scenario.mutant(self.spec, mutation, baseline.timeout_s), self.lab)
+        first_failure = self._first_failure(mutation)
+        scenario = Scenario.mutant(self.spec, mutation, baseline.timeout_s, first_failure,
+                                   self._killers() if first_failure else ())
+        ran = run_scenario(scenario, self.lab)
         assert ran.applied is not None and ran.target is not None
         facts = ran.facts
-        classification = classify(facts, baseline.facts, ran.drift)
+        classification = classify(facts, baseline.facts, ran.drift, first_failure)
         return MutationResult(
             mutation=mutation,
             line=ran.applied.splice.line,
@@ -191,6 +207,7 @@ class _SpecRun:
             ),
             loaded=self.lab.runner_for(self.spec).loaded(facts, ran.target),
             removed=ran.removed,
+            first_failure=first_failure,
         )
 
 

@@ -204,6 +204,8 @@ class Console:
         if not result.as_expected:
             colour = "red"
         detail = f"(pass={facts.passed} fail={facts.failed})"
+        if result.first_failure and result.verdict is Verdict.CAUGHT:
+            detail = "(stopped at its first failing test)"
         if result.never_imported:
             detail += " never imported: the mutant did not run"
         if not result.verdict.is_evidence:

@@ -167,6 +167,8 @@ class RunRequest:
     timeout_s: float
     collect_only: bool = False
     keep_going: bool = False  # run the files that load when another fails to (red-first)
+    first_failure: bool = False  # stop at the first failing test (--first-failure)
+    first: tuple[str, ...] = ()  # test ids to run before the others (--first-failure)
 
 
 @dataclass(frozen=True)
@@ -201,6 +203,11 @@ class Runner(Protocol):
     @property
     def collects(self) -> bool:
         """Whether the runner can collect without running (the probe before the baseline)."""
+        ...
+
+    @property
+    def stops_at_first_failure(self) -> bool:
+        """Whether a run can stop at its first failing test, the given tests first."""
         ...
 
     def start(self) -> Mapping[str, str]:

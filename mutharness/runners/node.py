@@ -201,6 +201,11 @@ class NodeRunner:
         """node has no collect-only mode: the baseline itself shows a file that fails to load."""
         return False
 
+    @property
+    def stops_at_first_failure(self) -> bool:
+        """node 20 has no option that stops at a failing test: every run keeps full counts."""
+        return False
+
     def _resolve(self) -> str:
         if os.path.dirname(self.node_given):
             return str(Path(self.node_given).absolute())

@@ -43,6 +43,7 @@ BOOT_MARKER = "mutharness-boot"  # names a run's start-up directory (stripped fr
 USER_ROOT = "MUTHARNESS_USER_ROOT"  # these three: see _startup
 WORKSPACE_ROOT = "MUTHARNESS_WORKSPACE_ROOT"
 IMPORTS = "MUTHARNESS_IMPORTS"
+FIRST = "MUTHARNESS_FIRST"  # a JSON list of test ids the probe runs before the others
 SCRUBBED = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE")
 PROBE_TIMEOUT_S = 120.0
 MIN_PYTEST = "7.4"  # the oldest pytest mutharness is tested with (tests/harness/test_pytest_floor)
@@ -349,9 +350,14 @@ class PytestRunner:
         """pytest collects without running (the probe before every baseline)."""
         return True
 
+    @property
+    def stops_at_first_failure(self) -> bool:
+        """`--maxfail=1`, and the probe puts the tests named first at the front."""
+        return True
+
     def argv(
         self, tests: Sequence[str], cwd: Path, report: Path, collect_only: bool = False,
-        keep_going: bool = False,
+        keep_going: bool = False, first_failure: bool = False,
     ) -> list[str]:
         """The fixed command line; spec text only ever appears as test paths after the options."""
         return [
@@ -362,7 +368,8 @@ class PytestRunner:
             "-p", "no:rerunfailures",
             "--rootdir", str(cwd),
             *(["-o", f"addopts={self.addopts}"] if self.addopts is not None else []),
-            "--maxfail=0",  # overrides a project's -x/--maxfail: every run runs every test
+            # overrides a project's -x/--maxfail: every run runs every test (but --first-failure)
+            "--maxfail=1" if first_failure else "--maxfail=0",
             *(["--collect-only"] if collect_only else []),
             *(["--continue-on-collection-errors"] if keep_going else []),
             "--json-report", f"--json-report-file={report}",
@@ -409,9 +416,13 @@ class PytestRunner:
             if stale.exists():  # the workspace's bytecode is never reused: never stale
                 shutil.rmtree(stale)
         env = self.environment(cwd, scratch, boot)
+        if request.first:
+            (scratch / "first.json").write_text(json.dumps(list(request.first)), "utf-8")
+            env[FIRST] = str(scratch / "first.json")
         started_wall = time.time()
         result = process.run(
-            self.argv(request.tests, cwd, report, request.collect_only, request.keep_going),
+            self.argv(request.tests, cwd, report, request.collect_only, request.keep_going,
+                      request.first_failure),
             cwd=cwd, env=env, log_path=scratch / "pytest.log", timeout_s=request.timeout_s,
         )
         state, document = read_report(report, started_wall, result.returncode)

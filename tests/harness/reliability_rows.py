@@ -427,6 +427,32 @@ ROWS: tuple[Row, ...] = (
     Row("honesty", "a mutant that only a unittest subTest catches (pytest 9, which pytest-json-report words as passed)",
         "CAUGHT, the test named as failing", "as expected (was UNTRUSTWORTHY: exit 1 with no failing test)",
         H + "test_subtests.py::test_a_suite_with_subtests_is_measured_and_a_failing_subtest_fails_its_test"),
+    # -- shards and --first-failure --------------------------------------------------------------
+    Row("shards", "--shard 0/2, 3/2, 1/0 or a malformed value",
+        "refused, naming the 1-based rule", "as expected",
+        H + "test_shards.py::test_a_shard_outside_one_to_n_or_malformed_is_refused_naming_the_rule"),
+    Row("shards", "merge of one shard of two", "refused naming the missing shard and each missing "
+        "mutation; nothing written (exit 2)", "as expected",
+        H + "test_merge.py::test_a_missing_shard_is_refused_naming_its_mutations"),
+    Row("shards", "merge with a shard given twice", "refused naming both files and each doubled "
+        "mutation", "as expected",
+        H + "test_merge.py::test_a_shard_given_twice_is_refused_naming_both_files"),
+    Row("shards", "shards of another commit, or of other spec bytes", "refused, naming both files",
+        "as expected",
+        H + "test_merge.py::test_shards_of_different_commits_or_spec_bytes_are_refused"),
+    Row("shards", "shards whose baselines of one spec ran other tests", "refused, naming the spec "
+        "and both files", "as expected",
+        H + "test_merge.py::test_shards_whose_baselines_ran_other_tests_are_refused"),
+    Row("shards", "two shards merged", "results and evidence byte-identical to the unsharded run",
+        "every evidence file identical",
+        H + "test_merge.py::test_two_merged_shards_give_the_results_and_evidence_of_one_unsharded_run"),
+    Row("first failure", "--first-failure on a spec with a survivor and a killedBy mutation",
+        "the verdicts of full counts; the survivor runs every test; killedBy keeps full counts",
+        "as expected",
+        H + "test_first_failure.py::test_first_failure_gives_the_verdicts_of_a_full_run"),
+    Row("first failure", "a first-failure run that failed nothing but ran fewer tests",
+        "UNTRUSTWORTHY, naming the missing tests", "as expected",
+        H + "test_verdict.py::test_a_first_failure_run_that_failed_nothing_must_have_run_every_test"),
     # -- the README's commands are repeatable --------------------------------------------------
     Row("repeatable", ".venv as a directory or as a file", "ignored either way", "as expected",
         H + "test_repository.py::test_a_venv_at_the_root_is_ignored_whether_a_directory_or_a_file"),

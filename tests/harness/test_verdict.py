@@ -224,3 +224,35 @@ def test_meets_expectation_pairs_verdicts_with_expect_caught_and_killed_by(
     killed_by: tuple[str, ...], met: bool,
 ) -> None:
     assert meets_expectation(verdict, expect_caught, failing, killed_by) is met
+
+
+# --first-failure: a run that stopped at its first failing test ran only a part of the tests
+STOPPED_AT_B = outcomes("passed", "failed", ids=BASELINE[:2])
+
+
+def test_a_run_stopped_at_its_first_failure_is_caught_with_the_tests_it_ran() -> None:
+    run = caught(outcomes=STOPPED_AT_B)
+    assert classify(run, facts(), stopped_at_first=True) == Classification(CAUGHT)
+    assert classify(run, facts()).verdict is UNTRUSTWORTHY  # without the mode: a partial run
+
+
+def test_a_first_failure_run_that_failed_nothing_must_have_run_every_test() -> None:
+    partial = facts(outcomes=outcomes("passed", "passed", ids=BASELINE[:2]))
+    result = classify(partial, facts(), stopped_at_first=True)
+    assert result.verdict is UNTRUSTWORTHY
+    assert "missing tests/test_calc.py::test_c" in result.reason
+
+
+def test_a_first_failure_run_with_a_test_the_baseline_lacks_is_untrustworthy() -> None:
+    stranger = caught(outcomes=outcomes("passed", "failed", ids=(BASELINE[0], "t.py::new")))
+    result = classify(stranger, facts(), stopped_at_first=True)
+    assert result.verdict is UNTRUSTWORTHY
+    assert "new t.py::new" in result.reason
+
+
+def test_a_first_failure_run_compares_skips_only_among_the_tests_it_ran() -> None:
+    baseline = facts(outcomes=outcomes("passed", "passed", "skipped"))
+    assert classify(caught(outcomes=STOPPED_AT_B), baseline, stopped_at_first=True).verdict \
+        is CAUGHT
+    skipped_now = caught(outcomes=outcomes("skipped", "failed", ids=BASELINE[:2]))
+    assert classify(skipped_now, baseline, stopped_at_first=True).verdict is UNTRUSTWORTHY
