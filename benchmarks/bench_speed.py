@@ -29,13 +29,13 @@ import tempfile
 import time
 from pathlib import Path
 
-FILLER_FILES = 960  # with the package, tests and config: 1,000 tracked files
+FILLER_FILES = 992  # with the package, tests, config and spec: 1,000 tracked files
 
 MODULES = {
     "money.py": '''\
 """Amounts of money, exact."""
 
-from decimal import ROUND_HALF_EVEN, Decimal
+from decimal import ROUND_DOWN, ROUND_HALF_EVEN, Decimal
 
 CENT = Decimal("0.01")
 
@@ -54,7 +54,7 @@ def add(a, b):
 def split(total, parts):
     if parts <= 0:
         raise ValueError("parts must be positive")
-    share = (total / parts).quantize(CENT)
+    share = (total / parts).quantize(CENT, rounding=ROUND_DOWN)
     rest = total - share * parts
     return [share + (CENT if n < rest / CENT else 0) for n in range(parts)]
 ''',
@@ -151,7 +151,8 @@ from shop.money import add, parse, split
 from shop.report import Status, as_json
 
 
-@pytest.mark.parametrize("text, expected", [("1.005", "1.00"), ("2.015", "2.02"), ("1,000", "1000.00")])
+@pytest.mark.parametrize("text, expected",
+                         [("1.005", "1.00"), ("2.015", "2.02"), ("1,000", "1000.00")])
 def test_parse_rounds_half_even(text, expected):
     assert str(parse(text)) == expected
 
@@ -165,7 +166,7 @@ def test_add_keeps_cents():
     assert str(add(parse("0.10"), parse("0.20"))) == "0.30"
 
 
-@pytest.mark.parametrize("parts", [1, 3, 7])
+@pytest.mark.parametrize("parts", [1, 3, 4, 7])
 def test_split_sums_to_total(parts):
     assert sum(split(parse("10.00"), parts)) == parse("10.00")
 
@@ -203,12 +204,14 @@ def test_empty_cart_is_zero():
 
 
 @pytest.mark.parametrize("code, ok", [("SAVE-10", True), ("save-10", False), ("SAVE-1", False),
-                                      ("SAVES-10", False), ("ABCD-99", True)])
+                                      ("SAVES-10", False), ("ABCD-99", True), ("AB-10", False),
+                                      ("ABCD-1X", False)])
 def test_code_shape(code, ok):
     assert valid(code) is ok
 
 
-@pytest.mark.parametrize("code, expected", [("SAVE-10", 10), ("SAVE-05", 5), ("bad", 0)])
+@pytest.mark.parametrize("code, expected",
+                         [("SAVE-10", 10), ("SAVE-05", 5), ("bad", 0), ("ABCD-99", 99)])
 def test_code_percent(code, expected):
     assert percent(code) == expected
 
@@ -240,24 +243,23 @@ MUTATIONS = [  # (file, anchor, replacement); every one is caught by the tests a
     ("money.py", "(CENT if n < rest / CENT else 0)", "(CENT if n <= rest / CENT else 0)"),
     ("money.py", "(CENT if n < rest / CENT else 0)", "0"),
     ("money.py", 'CENT = Decimal("0.01")', 'CENT = Decimal("0.1")'),
-    ("money.py", "    share = (total / parts).quantize(CENT)\n",
-     "    share = (total // parts).quantize(CENT)\n"),
+    ("money.py", "(total / parts)", "(total // parts)"),
     ("money.py", "    rest = total - share * parts\n", "    rest = total - share\n"),
     ("cart.py", "        if quantity < 1:\n", "        if quantity < 0:\n"),
     ("cart.py", "            if line.sku == sku:\n", "            if line.sku != sku:\n"),
-    ("cart.py", "                line.quantity += quantity\n", "                line.quantity = quantity\n"),
+    ("cart.py", "line.quantity += quantity", "line.quantity = quantity"),
     ("cart.py", "                return\n", "                pass\n"),
     ("cart.py", "total = add(total, line.price * line.quantity)",
      "total = add(total, line.price)"),
     ("cart.py", "        total = parse(\"0\")\n", "        total = parse(\"1\")\n"),
     ("cart.py", "sum(line.quantity for line in self.lines)", "len(self.lines)"),
-    ("cart.py", "lines: list = field(default_factory=list)", "lines: list = field(default_factory=lambda: [None])"),
+    ("cart.py", "field(default_factory=list)", "field(default_factory=lambda: [None])"),
     ("cart.py", "self.lines.append(Line(sku, quantity, parse(price)))",
      "self.lines.append(Line(sku, 1, parse(price)))"),
     ("cart.py", "        return total\n", "        return parse(\"0\")\n"),
-    ("codes.py", r'r"^[A-Z]{4}-\\d{2}$"', r'r"^[A-Z]{4}-\\d{1,2}$"'),
-    ("codes.py", r'r"^[A-Z]{4}-\\d{2}$"', r'r"^[A-Za-z]{4}-\\d{2}$"'),
-    ("codes.py", r'r"^[A-Z]{4}-\\d{2}$"', r'r"[A-Z]{4}-\\d{2}$"'),
+    ("codes.py", '{2}$"', '{1,2}$"'),
+    ("codes.py", '"^[A-Z]{4}', '"^[A-Za-z]{4}'),
+    ("codes.py", "PATTERN.match(code)", "PATTERN.match(code.lower())"),
     ("codes.py", "    return bool(PATTERN.match(code))\n", "    return True\n"),
     ("codes.py", "    if not valid(code):\n", "    if valid(code):\n"),
     ("codes.py", "        return 0\n", "        return 1\n"),
@@ -270,10 +272,11 @@ MUTATIONS = [  # (file, anchor, replacement); every one is caught by the tests a
     ("report.py", '"items": cart.count(),', '"items": len(cart.lines),'),
     ("report.py", '"total": str(cart.total()),', '"total": str(cart.count()),'),
     ("report.py", "sort_keys=True", "sort_keys=False, indent=None"),
-    ("report.py", "def as_json(cart, status=Status.OPEN):", "def as_json(cart, status=Status.PAID):"),
+    ("report.py", "status=Status.OPEN):", "status=Status.PAID):"),
     ("money.py", "        raise ValueError(\"negative amount\")\n", "        pass\n"),
     ("money.py", "        raise ValueError(\"parts must be positive\")\n", "        return []\n"),
-    ("cart.py", "            raise ValueError(\"quantity must be at least 1\")\n", "            pass\n"),
+    ("cart.py", '            raise ValueError("quantity must be at least 1")\n',
+     "            pass\n"),
     ("money.py", "    value = Decimal(text.strip()", "    value = Decimal(text"),
 ]
 SURVIVORS = {34, 39}  # sort_keys does not change what json.loads reads; no test pads the text
