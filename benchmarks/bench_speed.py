@@ -10,7 +10,8 @@ N rounds:
   summed over the baseline and one full run per mutation, with no process start, plugin
   loading or collection: what a harness could approach at best;
 - bare `python -m pytest` processes: one per baseline and mutation;
-- `mutharness verify` with the subprocess runner, full counts and `--first-failure`;
+- `mutharness verify` with the subprocess runner, full counts and `--first-failure`, with
+  `-j1` and `-j2`;
 - the harness's fixed cost: its wall time outside the pytest children (start-up, lock,
   checks, workspace, settling, results) for the 1,000-file repository.
 
@@ -387,9 +388,14 @@ def main() -> None:
             rows.setdefault("mutharness verify, subprocess runner, -j1", []).append(wall)
             bounds.append(bound(results))
             fixed.append(wall - inside_children(results))
-            wall_ff, _ = verify(repo, spec, out, "--first-failure")
-            rows.setdefault("mutharness verify --first-failure, subprocess runner, -j1",
-                            []).append(wall_ff)
+            for name, flags in (
+                ("mutharness verify --first-failure, subprocess runner, -j1",
+                 ("--first-failure",)),
+                ("mutharness verify, subprocess runner, -j2", ("-j", "2")),
+                ("mutharness verify --first-failure, subprocess runner, -j2",
+                 ("--first-failure", "-j", "2")),
+            ):
+                rows.setdefault(name, []).append(verify(repo, spec, out, *flags)[0])
             tests = results["specs"][0]["tests"]
             runs = sum(1 + len(s["mutations"]) for s in results["specs"])
             rows.setdefault(f"bare python -m pytest, {runs} processes", []).append(

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
-from mutharness.environment import check_floors
+from mutharness.environment import prepare_process
 from mutharness.errors import (
     EnvironmentProblem,
     ExitCode,
@@ -62,13 +62,6 @@ def _expand(paths: tuple[Path, ...]) -> tuple[Path, ...]:
     return tuple(expanded)
 
 
-def _scrub_git_environment() -> None:
-    """GIT_DIR, GIT_INDEX_FILE... set by a hook or a shell must not redirect our git calls."""
-    for key in [key for key in os.environ if key.startswith("GIT_")]:
-        if not key.startswith("GIT_PYTHON_"):
-            del os.environ[key]
-
-
 Command = TypeVar("Command", bound=Callable[..., Any])
 
 
@@ -98,11 +91,8 @@ def main() -> None:
 
 
 def _prepare() -> None:
-    """Start-up of every command that touches git: the library floors first (before GitPython
-    is imported, so a missing library is one clear line), then git's environment."""
-    os.environ.setdefault("GIT_PYTHON_REFRESH", "quiet")  # a missing git is our error to report
-    check_floors()
-    _scrub_git_environment()
+    """Start-up of every command that touches git (`environment.prepare_process`)."""
+    prepare_process()
 
 
 def _open_repository() -> tuple[SourceRepo, Console]:
@@ -190,6 +180,9 @@ _SINCE_HELP = ("Only the specs affected by changes since REV (committed, uncommi
 @click.option("--allow-dirty", is_flag=True,
               help="Include uncommitted changes (their bytes) instead of refusing a dirty tree.")
 @click.option("--fail-fast", is_flag=True, help="Stop at the first unexpected result.")
+@click.option("-j", "--jobs", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="Run the mutations in N worker processes, each in its own workspace; the "
+                   "console, results and evidence are those of -j 1.")
 @click.option("--shard", "shard_text", metavar="K/N",
               help="Run only shard K of N (1-based) of the mutations, for a CI matrix; "
                    "`mutharness merge` joins the shards' results files.")
@@ -206,7 +199,7 @@ _SINCE_HELP = ("Only the specs affected by changes since REV (committed, uncommi
 @_guarded("verifying")
 def verify(
     specs: tuple[Path, ...], since: str | None, allow_dirty: bool, fail_fast: bool,
-    shard_text: str | None, json_path: Path | None, evidence_dir: Path | None,
+    jobs: int, shard_text: str | None, json_path: Path | None, evidence_dir: Path | None,
     template_dir: Path | None, config: Path | None, **given: Any,
 ) -> None:
     """Run each SPEC's mutations against its tests and report CAUGHT / SURVIVED.
@@ -228,6 +221,10 @@ def verify(
             raise SpecError((SpecProblem("verify", "", "name the SPEC files or directories to "
                                          "verify (or --since REV for those it affects)"),))
         shard = None if shard_text is None else Shard.parse(shard_text)
+        if jobs > 1 and (shard is not None or fail_fast):
+            raise EnvironmentProblem(
+                f"-j {jobs} with {'--shard' if shard is not None else '--fail-fast'}: not "
+                "supported", remedy="run each CI shard, or a --fail-fast run, with -j 1")
         if shard is not None and evidence_dir is not None:
             raise ShardError(shard_text or "", "no --evidence for a shard: a shard holds part "
                              "of a run; merge the shards' results (mutharness merge "
@@ -236,7 +233,7 @@ def verify(
             specs or _default_specs("to verify"), given, config, allow_dirty,
             ("mutharness", "verify", *(path.as_posix() for path in specs)),
             fail_fast=fail_fast, json_path=json_path.absolute() if json_path else None,
-            since=since, shard=shard,
+            since=since, shard=shard, jobs=jobs,
         )
         if evidence_dir is not None:  # a broken override template fails before any test runs
             from mutharness.reports.evidence import load_templates

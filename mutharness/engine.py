@@ -19,6 +19,7 @@ from mutharness.errors import (
 )
 from mutharness.lab.bench import opened
 from mutharness.lab.events import Listener, Phase
+from mutharness.lab.parallel import Parallel, WorkerJob, scratch_directory, worker_argv
 from mutharness.lab.pinning import measure_pins
 from mutharness.lab.redfirst import Proof, prove
 from mutharness.lab.session import Plan, Session
@@ -28,7 +29,7 @@ from mutharness.pins import Pin
 from mutharness.redfirst import RedFirst
 from mutharness.results import RunResult, write_red_first, write_results
 from mutharness.runners import RUNNERS, detected, runner_kind
-from mutharness.shards import Shard
+from mutharness.shards import Shard, ShardPlan
 from mutharness.skips import SkipRules, load_policy, this_platform
 from mutharness.spec import Spec, display_name
 from mutharness.sweep import sweep_stale_workspaces
@@ -59,6 +60,39 @@ class Settings:
     command: tuple[str, ...] = ()
     since: str | None = None  # --since REV: only the specs its changes affect
     shard: Shard | None = None  # --shard k/n: only this shard's mutations
+    jobs: int = 1  # -j N: N worker processes, each a shard of the run in its own workspace
+
+
+def settings_json(settings: Settings) -> dict[str, Any]:
+    """`settings` as JSON (a `verify -j` worker's job): read back by `settings_from_json`."""
+    return {
+        "spec_paths": [str(path) for path in settings.spec_paths],
+        "start": str(settings.start),
+        "cli_options": {name: list(value) if isinstance(value, tuple) else value
+                        for name, value in settings.cli_options.items()},
+        "config": None if settings.config is None else str(settings.config),
+        "allow_dirty": settings.allow_dirty, "fail_fast": settings.fail_fast,
+        "json_path": None if settings.json_path is None else str(settings.json_path),
+        "command": list(settings.command), "since": settings.since,
+        "shard": None if settings.shard is None else str(settings.shard),
+        "jobs": settings.jobs,
+    }
+
+
+def settings_from_json(document: Mapping[str, Any]) -> Settings:
+    """The settings `settings_json` wrote."""
+    return Settings(
+        spec_paths=tuple(Path(path) for path in document["spec_paths"]),
+        start=Path(document["start"]),
+        cli_options={name: tuple(value) if isinstance(value, list) else value
+                     for name, value in document["cli_options"].items()},
+        config=None if document["config"] is None else Path(document["config"]),
+        allow_dirty=document["allow_dirty"], fail_fast=document["fail_fast"],
+        json_path=None if document["json_path"] is None else Path(document["json_path"]),
+        command=tuple(document["command"]), since=document["since"],
+        shard=None if document["shard"] is None else Shard.parse(document["shard"]),
+        jobs=document["jobs"],
+    )
 
 
 @dataclass(frozen=True)
@@ -150,11 +184,14 @@ def locked(prepared: Prepared) -> AbstractContextManager[None]:
     return held()
 
 
-def verify(settings: Settings, listener: Listener, environ: Mapping[str, str]) -> RunResult:
+def verify(
+    settings: Settings, listener: Listener, environ: Mapping[str, str], lock: bool = True,
+) -> RunResult:
     """Run every spec end to end and write the results file; raises before anything runs.
 
     After the lock is taken every failure (disk full, a git error, a closed stdout...) ends
-    the run with its results written and the error in them, never a traceback."""
+    the run with its results written and the error in them, never a traceback. Without
+    `lock` (a `verify -j` worker) the run is under its parent's lock."""
     prepared = prepare(settings, environ)
     json_path = settings.json_path or prepared.run_dir / "results.json"
     if prepared.selection is not None:
@@ -175,8 +212,28 @@ def verify(settings: Settings, listener: Listener, environ: Mapping[str, str]) -
         command=settings.command, git_version=prepared.git_version,
         skip_rules=prepared.skip_rules, shard=settings.shard,
     )
-    with locked(prepared):
+    jobs = min(settings.jobs, sum(len(spec.mutations) for spec in plan.specs))
+    if not lock:
         return Session(plan).execute(listener, environ, prepared.temp_dir)
+    with locked(prepared):
+        if jobs > 1:
+            return _parallel(settings, prepared, plan, jobs).execute(
+                listener, environ, prepared.temp_dir)
+        return Session(plan).execute(listener, environ, prepared.temp_dir)
+
+
+def _parallel(settings: Settings, prepared: Prepared, plan: Plan, jobs: int) -> Parallel:
+    """`jobs` workers, worker k running shard k/jobs of the run (`verify -j`)."""
+    scratch = scratch_directory(prepared.temp_dir)
+    workers = []
+    for index in range(1, jobs + 1):
+        shard = Shard(index, jobs)
+        results = scratch / f"results-{index}.json"
+        worker = replace(settings, jobs=1, shard=shard, json_path=results, fail_fast=False)
+        document = {**settings_json(worker),
+                    "assigned": ShardPlan.of(shard, plan.specs).assigned()}
+        workers.append(WorkerJob(shard, document, results))
+    return Parallel(plan, workers, scratch, worker_argv, settings.start)
 
 
 def baseline(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import platform
 import re
 import sys
@@ -111,3 +112,14 @@ def tool_versions() -> dict[str, str]:
         "platform": f"{platform.system()} {platform.machine()}",
         "harness_executable": sys.executable,
     }
+
+
+def prepare_process() -> None:
+    """Start-up of every process that touches git: the library floors first (before GitPython
+    is imported, so a missing library is one clear line), then git's environment: GIT_DIR,
+    GIT_INDEX_FILE... set by a hook or a shell must not redirect our git calls."""
+    os.environ.setdefault("GIT_PYTHON_REFRESH", "quiet")  # a missing git is our error to report
+    check_floors()
+    for key in [key for key in os.environ if key.startswith("GIT_")]:
+        if not key.startswith("GIT_PYTHON_"):
+            del os.environ[key]

@@ -303,3 +303,50 @@ def run(
         tuple(argv), proc.pid, proc.returncode, timed_out, time.monotonic() - started,
         str(log_path),
     )
+
+
+class Background:
+    """A child the caller follows while it runs (a `verify -j` worker): its own session or
+    process group, output to a file; polled, signalled, waited for, killed with its tree."""
+
+    def __init__(
+        self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], log_path: Path
+    ) -> None:
+        kwargs: dict[str, object] = {}
+        if sys.platform == "win32":  # pragma: no cover - exercised by the Windows CI job
+            kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP
+        else:
+            kwargs["start_new_session"] = True
+        with log_path.open("wb") as log:
+            self.proc: subprocess.Popen[bytes] = subprocess.Popen(
+                list(argv), cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL, stdout=log,
+                stderr=subprocess.STDOUT, **kwargs,  # type: ignore[call-overload]
+            )
+        self.log_path = log_path
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def poll(self) -> int | None:
+        """Its exit status, or None while it runs."""
+        return self.proc.poll()
+
+    def interrupt(self, signal_number: int) -> None:
+        """Pass on a termination signal (on Windows as Ctrl-Break, all its group can get)."""
+        if self.proc.poll() is not None:
+            return
+        with contextlib.suppress(OSError):
+            if sys.platform == "win32":  # pragma: no cover - exercised by the Windows CI job
+                self.proc.send_signal(signal.CTRL_BREAK_EVENT)
+            else:
+                self.proc.send_signal(signal_number)
+
+    def wait(self) -> int:
+        return self.proc.wait()
+
+    def kill(self) -> None:
+        """Kill it and everything it started, then reap it."""
+        if self.proc.poll() is None:
+            _kill_tree(self.proc, None)
+        self.proc.wait()

@@ -11,9 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mutharness.errors import ShardError
+
+if TYPE_CHECKING:
+    from mutharness.spec import Spec
 
 _SHAPE = re.compile(r"(\d+)/(\d+)")
 SHAPE_HINT = "write it as k/n, e.g. 1/4"
@@ -69,6 +72,14 @@ class ShardPlan:
 
     shard: Shard
     plan: tuple[Planned, ...]
+
+    @classmethod
+    def of(cls, shard: Shard, specs: Sequence[Spec]) -> ShardPlan:
+        """Shard `shard` of a run of `specs` (in the order they were named)."""
+        return cls(shard, tuple(
+            Planned(spec.id, spec.digest, tuple(m.name for m in spec.mutations))
+            for spec in specs
+        ))
 
     def assigned(self) -> dict[str, tuple[int, ...]]:
         """This shard's mutation indices per spec id."""

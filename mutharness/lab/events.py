@@ -40,3 +40,34 @@ class Listener(Protocol):
     def selected(self, selection: Selection) -> None: ...
     def proving(self, proof: Proof) -> None: ...
     def sharded(self, plan: ShardPlan) -> None: ...
+
+
+class Silent:
+    """A listener that shows nothing: a `verify -j` worker, a TIMEOUT's re-run alone."""
+
+    def phase(self, phase: Phase) -> None:
+        """Nothing to show."""
+
+    def head(self, source: SourceRepo, changes: Sequence[str]) -> None:
+        """Nothing to show."""
+
+    def baseline_started(self, spec: Spec) -> None:
+        """Nothing to show."""
+
+    def baseline_finished(self, spec: Spec, facts: RunFacts) -> None:
+        """Nothing to show."""
+
+    def mutation_finished(self, spec: Spec, result: MutationResult) -> None:
+        """Nothing to show."""
+
+    def spec_failed(self, spec: Spec, error: MutharnessError) -> None:
+        """Nothing to show."""
+
+    def selected(self, selection: Selection) -> None:
+        """Nothing to show."""
+
+    def proving(self, proof: Proof) -> None:
+        """Nothing to show."""
+
+    def sharded(self, plan: ShardPlan) -> None:
+        """Nothing to show."""

@@ -19,7 +19,7 @@ from mutharness.pins import Pin
 from mutharness.results import MutationResult, RunResult, SpecResult, write_results
 from mutharness.runners import runner_kind
 from mutharness.runners.base import RunFacts, SpecFiles
-from mutharness.shards import Planned, Shard, ShardPlan
+from mutharness.shards import Shard, ShardPlan
 from mutharness.skips import SkipRules
 from mutharness.spec import Mutation, Spec
 from mutharness.verdict import classify, meets_expectation
@@ -42,6 +42,7 @@ class Plan:
     git_version: str
     skip_rules: SkipRules = field(default_factory=SkipRules)
     shard: Shard | None = None  # --shard k/n: only this shard's mutations run
+    only: Mapping[str, tuple[int, ...]] | None = None  # these mutations per spec id, no others
 
 
 class _SpecRun:
@@ -221,10 +222,7 @@ class Session:
         self.current: _SpecRun | None = None
         self.runners: Runners | None = None
         self.doing = "starting"
-        self.sharded = None if plan.shard is None else ShardPlan(plan.shard, tuple(
-            Planned(spec.id, spec.digest, tuple(m.name for m in spec.mutations))
-            for spec in plan.specs
-        ))
+        self.sharded = None if plan.shard is None else ShardPlan.of(plan.shard, plan.specs)
 
     def tools_of(self, spec: Spec) -> tuple[tuple[str, str], ...]:
         """The versions of the tools that ran `spec`'s tests, as its evidence shows them."""
@@ -269,7 +267,8 @@ class Session:
         write_results(self.result(complete=False), self.plan.json_path)
 
     def _specs(self, lab: Lab) -> None:
-        assigned = None if self.sharded is None else self.sharded.assigned()
+        assigned = self.plan.only if self.plan.only is not None else (
+            None if self.sharded is None else self.sharded.assigned())
         for spec in self.plan.specs:
             mutations = spec.mutations if assigned is None else tuple(
                 spec.mutations[index] for index in assigned.get(spec.id, ()))

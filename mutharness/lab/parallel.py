@@ -1,0 +1,283 @@
+"""`verify -j N`: N worker processes, each one shard of the run in its own workspace.
+
+The workers are `verify --shard k/N` runs under this run's lock (`lab.worker`); each is its
+own process, so each is the subreaper of its own tests and kills only their trees. Their
+results files, rewritten after every mutation, are followed here and shown as a `-j 1` run
+shows them, spec by spec and mutation by mutation in the spec's order; at the end `merge`
+joins them into the one results file a `-j 1` run writes. A TIMEOUT is re-run alone (with
+every worker finished) before it is shown: load from the other workers must not make one.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from mutharness import process
+from mutharness.errors import Interrupted, MutharnessError, OSProblem
+from mutharness.lab.events import Listener, Silent
+from mutharness.lab.session import Plan, Session
+from mutharness.merge import merge
+from mutharness.results import (
+    MutationResult,
+    RecordedError,
+    ResultsError,
+    RunResult,
+    SpecResult,
+    read_results,
+    write_results,
+)
+from mutharness.shards import Shard
+from mutharness.spec import Spec
+from mutharness.verdict import Verdict
+
+POLL_S = 0.05  # how often the workers' results files are read
+LOG_TAIL_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class WorkerJob:
+    """What worker `shard` is asked to run: its job document, and where it writes."""
+
+    shard: Shard
+    document: Mapping[str, Any]  # engine.settings_json, for this worker
+    results: Path
+
+
+class _Worker:
+    """One running worker and the latest results it wrote."""
+
+    def __init__(self, job: WorkerJob, started: process.Background) -> None:
+        self.job = job
+        self.process = started
+        self.seen: RunResult | None = None
+        self.stamp: tuple[int, int] | None = None
+
+    def refresh(self) -> None:
+        try:
+            stat = self.job.results.stat()
+        except FileNotFoundError:
+            return
+        stamp = (stat.st_mtime_ns, stat.st_size)
+        if stamp != self.stamp:
+            try:
+                self.seen = read_results(self.job.results)
+                self.stamp = stamp
+            except ResultsError:  # not written yet: read it again next time
+                return
+
+    @property
+    def ended(self) -> bool:
+        return self.process.poll() is not None
+
+    def part(self, spec_id: str) -> SpecResult | None:
+        seen = self.seen
+        if seen is None:
+            return None
+        return next((spec for spec in seen.specs if spec.spec.id == spec_id), None)
+
+    def problem(self) -> str:
+        """Why this worker ended without the results asked of it."""
+        seen = self.seen
+        if seen is not None and seen.error is not None:
+            return f"worker {self.job.shard}: {seen.error.message()}"
+        log = self.process.log_path.read_text(encoding="utf-8", errors="replace")
+        return (f"worker {self.job.shard} exited with status {self.process.poll()} before its "
+                f"results were complete; it said:\n{log[-LOG_TAIL_CHARS:].strip()}")
+
+
+def _running(part: SpecResult) -> bool:
+    """A spec a worker has measured and is still mutating (its partial result)."""
+    return bool(part.error) and part.error == part.stopped
+
+
+class _Follower:
+    """Shows the workers' results in the order of a `-j 1` run, as they arrive."""
+
+    def __init__(self, workers: list[_Worker], listener: Listener,
+                 rerun: Callable[[Spec, MutationResult], MutationResult]) -> None:
+        self.workers = workers
+        self.listener = listener
+        self.rerun = rerun
+        self.reruns: dict[tuple[str, int], MutationResult] = {}
+
+    def _wait(self, ready: Callable[[], Any]) -> Any:
+        while True:
+            for worker in self.workers:
+                worker.refresh()
+            found = ready()
+            if found is not None:
+                return found
+            time.sleep(POLL_S)
+
+    def _owner(self, spec: Spec, index: int) -> _Worker:
+        return next(worker for worker in self.workers
+                    if index in worker.job.document["assigned"].get(spec.id, ()))
+
+    def _baseline(self, worker: _Worker, spec: Spec) -> SpecResult | str:
+        def ready() -> SpecResult | str | None:
+            part = worker.part(spec.id)
+            if part is None and worker.ended:
+                worker.refresh()  # its last write may have come after the refresh above
+                part = worker.part(spec.id)
+                return worker.problem() if part is None else part
+            return part
+        found: SpecResult | str = self._wait(ready)
+        return found
+
+    def _mutation(self, worker: _Worker, spec: Spec, index: int) -> MutationResult | str:
+        def ready() -> MutationResult | str | None:
+            part = worker.part(spec.id)
+            if part is not None:
+                done = next((m for m in part.mutations if m.mutation.index == index), None)
+                if done is not None:
+                    return done
+                if part.error and not _running(part):
+                    return part.error
+            if worker.ended:
+                worker.refresh()
+                part = worker.part(spec.id)
+                if part is None or not any(m.mutation.index == index for m in part.mutations):
+                    return worker.problem()
+                return None
+            return None
+        found: MutationResult | str = self._wait(ready)
+        return found
+
+    def follow(self, specs: tuple[Spec, ...]) -> None:
+        for spec in specs:
+            owners = [w for w in self.workers if spec.id in w.job.document["assigned"]]
+            if not owners:
+                continue
+            self.listener.baseline_started(spec)
+            part = self._baseline(owners[0], spec)
+            if isinstance(part, str) or (part.error and not _running(part)):
+                why = part if isinstance(part, str) else part.error
+                self.listener.spec_failed(spec, RecordedError(why))
+                continue
+            assert part.baseline is not None
+            self.listener.baseline_finished(spec, part.baseline)
+            for mutation in spec.mutations:
+                result = self._mutation(self._owner(spec, mutation.index), spec,
+                                        mutation.index)
+                if isinstance(result, str):
+                    self.listener.spec_failed(spec, RecordedError(result))
+                    break
+                if result.verdict is Verdict.TIMEOUT:
+                    self._wait(lambda: True if all(w.ended for w in self.workers) else None)
+                    result = self.rerun(spec, result)
+                    self.reruns[(spec.id, mutation.index)] = result
+                self.listener.mutation_finished(spec, result)
+
+
+class Parallel:
+    """One `verify -j N` after the lock: the workers, followed, merged; the results file."""
+
+    def __init__(self, plan: Plan, jobs: list[WorkerJob], scratch: Path,
+                 argv: Callable[[Path], list[str]], start: Path) -> None:
+        self.plan = plan
+        self.jobs = jobs
+        self.scratch = scratch  # job files, workers' results and logs; removed at the end
+        self.argv = argv  # the command line of a worker given its job file
+        self.start = start  # the directory the command ran in (spec paths are relative to it)
+
+    def _empty(self, complete: bool, interrupted: int | None = None,
+               error: MutharnessError | None = None) -> RunResult:
+        plan = self.plan
+        return RunResult(
+            tool={}, commit=plan.source.head, dirty=bool(plan.changes),
+            dirty_changes=plan.changes, command=plan.command, specs=(),
+            interrupted=interrupted, results_path=str(plan.json_path),
+            complete=complete and interrupted is None and error is None, error=error,
+        )
+
+    def _rerun(self, environ: Mapping[str, str], temp_dir: Path
+               ) -> Callable[[Spec, MutationResult], MutationResult]:
+        def rerun(spec: Spec, result: MutationResult) -> MutationResult:
+            index = result.mutation.index
+            alone = replace(self.plan, only={spec.id: (index,)}, shard=None, fail_fast=False,
+                            json_path=self.scratch / f"rerun-{spec.id}-{index}.json")
+            run = Session(alone).execute(Silent(), environ, temp_dir)
+            if run.interrupted is not None:
+                raise Interrupted(run.interrupted)
+            again = next((m for s in run.specs for m in s.mutations
+                          if s.spec.id == spec.id and m.mutation.index == index), None)
+            return result if again is None else again
+        return rerun
+
+    def execute(self, listener: Listener, environ: Mapping[str, str],
+                temp_dir: Path) -> RunResult:
+        """Start the workers, show their results in order, merge them; the results, always."""
+        plan = self.plan
+        workers: list[_Worker] = []
+        interrupted: int | None = None
+        error: MutharnessError | None = None
+        run: RunResult | None = None
+        try:
+            write_results(self._empty(complete=False), plan.json_path)
+            listener.head(plan.source, plan.changes)
+            for job in self.jobs:
+                job_file = self.scratch / f"job-{job.shard.index}.json"
+                job_file.write_text(_dumps(job.document), encoding="utf-8")
+                workers.append(_Worker(job, process.Background(
+                    self.argv(job_file), cwd=self.start, env=environ,
+                    log_path=self.scratch / f"worker-{job.shard.index}.log")))
+            follower = _Follower(workers, listener, self._rerun(environ, temp_dir))
+            follower.follow(plan.specs)
+            for worker in workers:
+                worker.process.wait()
+                worker.stamp = None
+                worker.refresh()
+            failed = next((w for w in workers if w.seen is None or not w.seen.complete), None)
+            if failed is not None:
+                error = RecordedError(failed.problem())
+            else:
+                merged = merge([(str(w.job.results), w.seen) for w in workers
+                                if w.seen is not None])
+                run = replace(merged, specs=tuple(
+                    replace(spec, mutations=tuple(
+                        follower.reruns.get((spec.spec.id, m.mutation.index), m)
+                        for m in spec.mutations))
+                    for spec in merged.specs
+                ), results_path=str(plan.json_path))
+        except KeyboardInterrupt:
+            interrupted = 2
+        except Interrupted as signal_error:
+            interrupted = signal_error.signal_number
+        except MutharnessError as failure:
+            error = failure
+        except OSError as failure:
+            error = OSProblem.from_error(failure, "running the workers")
+        finally:
+            for worker in workers:  # each cleans up after itself: restores, removes
+                worker.process.interrupt(interrupted or 15)
+            for worker in workers:
+                worker.process.wait()
+            shutil.rmtree(self.scratch, ignore_errors=True)
+        if run is None:
+            run = self._empty(complete=True, interrupted=interrupted, error=error)
+        write_results(run, plan.json_path)
+        return run
+
+
+def _dumps(document: Mapping[str, Any]) -> str:
+    return json.dumps(document, default=str)
+
+
+def scratch_directory(temp_dir: Path) -> Path:
+    """A private directory for one parallel run's job files, results and logs."""
+    return Path(tempfile.mkdtemp(prefix="mutharness-jobs-", dir=temp_dir))
+
+
+def worker_argv(job_file: Path) -> list[str]:
+    """The command line of a worker (this interpreter, this mutharness)."""
+    return [sys.executable, "-m", "mutharness.lab.worker", str(job_file)]
+
+
