@@ -25,6 +25,7 @@ import contextlib
 import errno
 import os
 import secrets
+import select
 import signal
 import subprocess
 import sys
@@ -254,6 +255,35 @@ def _reap(
         time.sleep(SWEEP_PAUSE_S)
 
 
+def _exited_within(proc: subprocess.Popen[bytes], timeout_s: float) -> bool:
+    """Wait for the child to exit, at most `timeout_s`; whether it did. On Linux a pidfd wakes
+    the wait the moment the child exits (subprocess's own timed wait polls with sleeps of up
+    to 50 ms: about 25 ms lost per run, a second over a 40-mutation spec)."""
+    pidfd_open = getattr(os, "pidfd_open", None)
+    fd = None
+    if pidfd_open is not None:
+        with contextlib.suppress(OSError):
+            fd = pidfd_open(proc.pid)
+    if fd is None:
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+    try:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        deadline = time.monotonic() + timeout_s
+        while proc.poll() is None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            poller.poll(max(1, int(remaining * 1000)))
+        return True
+    finally:
+        os.close(fd)
+
+
 def run(
     argv: Sequence[str],
     *,
@@ -288,11 +318,10 @@ def run(
             if sys.platform == "win32":  # pragma: no cover - exercised by the Windows CI job
                 tree = winjob.ProcessTree.attach(proc.pid, winjob.kernel32(), _taskkill)
             try:
-                proc.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-                _kill_tree(proc, tree)
-                proc.wait()
+                if not _exited_within(proc, timeout_s):
+                    timed_out = True
+                    _kill_tree(proc, tree)
+                    proc.wait()
             except BaseException:
                 _kill_tree(proc, tree)
                 proc.wait()
