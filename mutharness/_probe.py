@@ -1,8 +1,8 @@
 """pytest plugin loaded into each child: records the session's end, its modules, its config,
-and the tests a failing subtest belongs to (pytest-json-report words those as passed); puts
-the tests --first-failure names before the others.
+the tests a failing subtest belongs to (pytest-json-report words those as passed), and
+whether pytest-xdist distributed the tests.
 
-It runs in the tests' interpreter (Python 3.8 syntax, the standard library and pytest).
+It runs in the tests' interpreter (Python 3.8 syntax, standard library only).
 """
 
 from __future__ import annotations
@@ -11,8 +11,6 @@ import json
 import os
 import sys
 from typing import Any
-
-import pytest
 
 
 class _SubtestFailures:
@@ -26,28 +24,9 @@ class _SubtestFailures:
             self.nodeids.add(report.nodeid)
 
 
-class _FirstTests:
-    """Puts the tests named in MUTHARNESS_FIRST (a JSON list of ids) before the others, in
-    that order, after every other plugin has ordered them (--first-failure)."""
-
-    def __init__(self, first: list[str]) -> None:
-        self.rank = {nodeid: place for place, nodeid in enumerate(first)}
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_collection_modifyitems(self, items: list[Any]) -> None:
-        last = len(self.rank)
-        items[:] = [item for _, _, item in sorted(
-            (self.rank.get(item.nodeid, last), place, item) for place, item in enumerate(items)
-        )]
-
-
 def pytest_configure(config: Any) -> None:
     """Register the subtest recorder (one per session: no state outlives it)."""
     config.pluginmanager.register(_SubtestFailures(), "_mutharness_subtests")
-    first = os.environ.get("MUTHARNESS_FIRST")
-    if first:
-        with open(first, encoding="utf-8") as handle:
-            config.pluginmanager.register(_FirstTests(json.load(handle)), "_mutharness_first")
 
 
 def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
@@ -68,6 +47,7 @@ def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
         "modules": modules,
         "sys_path": [entry for entry in sys.path if isinstance(entry, str)],
         "inipath": str(inipath) if inipath else None,
+        "distributed": bool(config.pluginmanager.has_plugin("dsession")),  # xdist's -n
         "subtest_failures": sorted(
             getattr(config.pluginmanager.get_plugin("_mutharness_subtests"), "nodeids", ())
         ),

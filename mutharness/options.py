@@ -92,9 +92,9 @@ OPTIONS: tuple[Option, ...] = (
            "Run the baseline N times; a test that is not stable across them aborts (CI: 3).",
            minimum=1, maximum=20),
     Option("first-failure", Kind.FLAG, False,
-           "Stop each mutant's run at its first failing test, running the tests that failed "
-           "for the spec's earlier mutants first (pytest specs; a mutation with killedBy keeps "
-           "full counts); the evidence then names the killing test without full counts."),
+           "Stop each mutant's run at its first failing test, the tests in their own order "
+           "(pytest specs without xdist; a mutation with killedBy keeps full counts); the "
+           "evidence then names the killing test without full counts."),
     Option("pytest-addopts", Kind.TEXT, None,
            "Replaces the project's pytest `addopts` in every run (for options such as "
            "--cov-fail-under that fail a subset of the suite for reasons unrelated to it)."),

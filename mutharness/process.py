@@ -41,6 +41,7 @@ RUN_MARKER = "MUTHARNESS_RUN"
 WORKSPACE_MARK = "MUTHARNESS_WORKSPACE"  # every process of a run names its workspace (see sweep)
 SWEEP_ROUNDS = 200  # a descendant that keeps forking is chased this many times, no more
 SWEEP_PAUSE_S = 0.005
+POLL_SLICE_S = 60.0  # the longest single wait on a pidfd (a timeout may be huge or infinite)
 
 
 @dataclass(frozen=True)
@@ -278,7 +279,7 @@ def _exited_within(proc: subprocess.Popen[bytes], timeout_s: float) -> bool:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return False
-            poller.poll(max(1, int(remaining * 1000)))
+            poller.poll(max(1, int(min(remaining, POLL_SLICE_S) * 1000)))
         return True
     finally:
         os.close(fd)

@@ -34,8 +34,7 @@ class Scenario:
     name: str  # unique within the spec: its scratch directory
     timeout_s: float
     mutation: Mutation | None = None
-    first_failure: bool = False  # stop at the first failing test, `first` before the others
-    first: tuple[str, ...] = ()
+    first_failure: bool = False  # stop at the first failing test (--first-failure)
 
     @classmethod
     def collect(cls, spec: Spec, timeout_s: float) -> Scenario:
@@ -55,12 +54,10 @@ class Scenario:
     @classmethod
     def mutant(
         cls, spec: Spec, mutation: Mutation, timeout_s: float, first_failure: bool = False,
-        first: tuple[str, ...] = (),
     ) -> Scenario:
-        """The run of one mutant; with `first_failure` it stops at its first failing test
-        and runs the tests `first` before the others."""
+        """The run of one mutant; with `first_failure` it stops at its first failing test."""
         return cls(spec, Kind.MUTANT, f"m{mutation.number}", timeout_s, mutation,
-                   first_failure, first)
+                   first_failure)
 
 
 @dataclass(frozen=True)
@@ -111,7 +108,7 @@ def run_scenario(scenario: Scenario, lab: Lab) -> Ran:
         scenario.spec.tests, workspace.root,
         workspace.scratch(f"runs/{scenario.spec.id}/{scenario.name}"), scenario.timeout_s,
         collect_only=scenario.kind is Kind.COLLECT, keep_going=scenario.kind is Kind.REVERTED,
-        first_failure=scenario.first_failure, first=scenario.first,
+        first_failure=scenario.first_failure,
     )
     mutation = scenario.mutation
     if mutation is None:

@@ -172,23 +172,17 @@ class _SpecRun:
         )
         return self.lab.runner_for(self.spec).isolation_problem(facts, files)
 
-    def _first_failure(self, mutation: Mutation) -> bool:
+    def _first_failure(self, mutation: Mutation, baseline: Baseline) -> bool:
         """Whether this mutant's run stops at its first failing test: asked for, the runner
-        can, and the mutation names no killing tests (those need every test's outcome)."""
+        can for these tests, and the mutation names no killing tests (those need every
+        test's outcome). The tests keep their order: a test run ahead of the tests it
+        depends on could fail for that alone, a kill the mutant did not make."""
         return (self.session.plan.options["first-failure"] and not mutation.killed_by
-                and self.lab.runner_for(self.spec).stops_at_first_failure)
-
-    def _killers(self) -> tuple[str, ...]:
-        """The tests that failed for this spec's earlier mutants, the latest first."""
-        seen: dict[str, None] = {}
-        for done in reversed(self.done):
-            seen.update(dict.fromkeys(done.facts.failing_ids))
-        return tuple(seen)
+                and self.lab.runner_for(self.spec).stops_at_first_failure(baseline.facts))
 
     def _mutate(self, mutation: Mutation, baseline: Baseline) -> MutationResult:
-        first_failure = self._first_failure(mutation)
-        scenario = Scenario.mutant(self.spec, mutation, baseline.timeout_s, first_failure,
-                                   self._killers() if first_failure else ())
+        first_failure = self._first_failure(mutation, baseline)
+        scenario = Scenario.mutant(self.spec, mutation, baseline.timeout_s, first_failure)
         ran = run_scenario(scenario, self.lab)
         assert ran.applied is not None and ran.target is not None
         facts = ran.facts

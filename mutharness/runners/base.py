@@ -168,7 +168,6 @@ class RunRequest:
     collect_only: bool = False
     keep_going: bool = False  # run the files that load when another fails to (red-first)
     first_failure: bool = False  # stop at the first failing test (--first-failure)
-    first: tuple[str, ...] = ()  # test ids to run before the others (--first-failure)
 
 
 @dataclass(frozen=True)
@@ -205,9 +204,9 @@ class Runner(Protocol):
         """Whether the runner can collect without running (the probe before the baseline)."""
         ...
 
-    @property
-    def stops_at_first_failure(self) -> bool:
-        """Whether a run can stop at its first failing test, the given tests first."""
+    def stops_at_first_failure(self, baseline: RunFacts) -> bool:
+        """Whether a run of the tests `baseline` measured can stop at its first failing test
+        (in the tests' own order) and still prove something."""
         ...
 
     def start(self) -> Mapping[str, str]:

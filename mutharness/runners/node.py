@@ -201,8 +201,7 @@ class NodeRunner:
         """node has no collect-only mode: the baseline itself shows a file that fails to load."""
         return False
 
-    @property
-    def stops_at_first_failure(self) -> bool:
+    def stops_at_first_failure(self, baseline: RunFacts) -> bool:
         """node 20 has no option that stops at a failing test: every run keeps full counts."""
         return False
 

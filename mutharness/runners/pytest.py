@@ -43,7 +43,6 @@ BOOT_MARKER = "mutharness-boot"  # names a run's start-up directory (stripped fr
 USER_ROOT = "MUTHARNESS_USER_ROOT"  # these three: see _startup
 WORKSPACE_ROOT = "MUTHARNESS_WORKSPACE_ROOT"
 IMPORTS = "MUTHARNESS_IMPORTS"
-FIRST = "MUTHARNESS_FIRST"  # a JSON list of test ids the probe runs before the others
 SCRUBBED = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE")
 PROBE_TIMEOUT_S = 120.0
 MIN_PYTEST = "7.4"  # the oldest pytest mutharness is tested with (tests/harness/test_pytest_floor)
@@ -134,6 +133,7 @@ class PytestFacts:
     pytest_exit: int | None = None
     imports: ImportRecord = field(default_factory=ImportRecord)
     config_file: str | None = None  # the pytest configuration file the run used
+    distributed: bool = False  # pytest-xdist ran the tests in worker processes (-n)
 
     def to_json(self) -> dict[str, Any]:
         """The facts the results file keeps (the import record is summarised by `loaded`)."""
@@ -350,10 +350,11 @@ class PytestRunner:
         """pytest collects without running (the probe before every baseline)."""
         return True
 
-    @property
-    def stops_at_first_failure(self) -> bool:
-        """`--maxfail=1`, and the probe puts the tests named first at the front."""
-        return True
+    def stops_at_first_failure(self, baseline: RunFacts) -> bool:
+        """`--maxfail=1`, but not under pytest-xdist: its workers stop a session at --maxfail
+        as an interrupted one (exit 2), which proves nothing."""
+        extension = baseline.extension
+        return not (isinstance(extension, PytestFacts) and extension.distributed)
 
     def argv(
         self, tests: Sequence[str], cwd: Path, report: Path, collect_only: bool = False,
@@ -416,9 +417,6 @@ class PytestRunner:
             if stale.exists():  # the workspace's bytecode is never reused: never stale
                 shutil.rmtree(stale)
         env = self.environment(cwd, scratch, boot)
-        if request.first:
-            (scratch / "first.json").write_text(json.dumps(list(request.first)), "utf-8")
-            env[FIRST] = str(scratch / "first.json")
         started_wall = time.time()
         result = process.run(
             self.argv(request.tests, cwd, report, request.collect_only, request.keep_going,
@@ -450,6 +448,7 @@ class PytestRunner:
                 pytest_exit=int(document["exitcode"]) if "exitcode" in document else None,
                 imports=read_record(scratch / "imports", probe),
                 config_file=_config_name(probe.get("inipath"), cwd),
+                distributed=bool(probe.get("distributed")),
             ),
         )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from conftest import Completed, Project, default_spec
@@ -56,7 +57,7 @@ def mutations(project: Project) -> list[dict[str, Any]]:
     return found
 
 
-def test_first_failure_stops_each_mutant_at_its_first_failing_test_with_earlier_killers_first(
+def test_first_failure_stops_each_mutant_at_its_first_failing_test(
     make_project: ProjectFactory, cli: Cli
 ) -> None:
     project = make_project(spec=SPEC)
@@ -70,7 +71,7 @@ def test_first_failure_stops_each_mutant_at_its_first_failing_test_with_earlier_
     first, second, survivor, named = mutations(project)
     assert first["facts"]["failing"] == [D] and first["facts"]["passed"] == 3
     assert first["facts"]["collected"] == 4  # test_e never ran: the run stopped at test_d
-    assert second["facts"]["failing"] == [D] and second["facts"]["collected"] == 1  # d first
+    assert second["facts"]["failing"] == [D] and second["facts"]["collected"] == 4  # in order
     assert first["first_failure"] and second["first_failure"]
     assert survivor["verdict"] == "SURVIVED" and survivor["facts"]["passed"] == 5
     assert named["first_failure"] is False  # killedBy names two tests: full counts
@@ -101,3 +102,63 @@ def test_first_failure_gives_the_verdicts_of_a_full_run(
     for quick, slow in zip(stopped, everything, strict=True):
         assert set(quick["facts"]["failing"]) <= set(slow["facts"]["failing"])
     assert all(not m["first_failure"] for m in everything)
+
+
+ORDER_DEPENDENT = '''\
+from calc import clamp, is_adult
+
+STATE = []
+
+
+def test_a_sets_the_state():
+    STATE.append(clamp(-5, 0, 10))
+
+
+def test_b_needs_the_state():
+    assert STATE == [0]
+
+
+def test_c_adult():
+    assert is_adult(18)
+'''
+ORDER_SPEC = default_spec(tests=["tests/test_state.py"], expectBaselinePass=3, mutations=[
+    {"name": "the low bound is ignored", "file": "src/calc.py",
+     "anchor": "    if value < low:\n        return low\n", "replacement": ""},
+    {"name": "17 is adult too (no test pins it)", "file": "src/calc.py",
+     "anchor": "return age >= 18", "replacement": "return age >= 17"},
+])
+
+
+def test_first_failure_runs_the_tests_in_their_order_so_order_cannot_invent_a_kill(
+    make_project: ProjectFactory, cli: Cli
+) -> None:
+    project = make_project(spec=ORDER_SPEC)
+    project.write("tests/test_state.py", ORDER_DEPENDENT)
+    project.commit("tests that depend on their order")
+
+    done = cli(project.root, "verify", "specs/calc.json", "--first-failure")
+
+    assert done.code == 1, done.out + done.err  # the survivor is reported, as with full counts
+    caught, survivor = mutations(project)
+    assert caught["verdict"] == "CAUGHT"
+    assert survivor["verdict"] == "SURVIVED" and survivor["facts"]["passed"] == 3
+
+
+def test_first_failure_under_xdist_keeps_full_counts(
+    make_project: ProjectFactory, make_venv: Callable[..., Any], tool_site: Path, cli: Cli
+) -> None:
+    project = make_project(spec=SPEC)
+    project.write("tests/test_order.py", TEST_ORDER)
+    project.write("pyproject.toml", '[tool.pytest.ini_options]\npythonpath = ["src"]\n'
+                                    'addopts = "-n 2"\n')
+    project.commit("xdist workers")
+    venv = make_venv("xdist", tools=tool_site)
+
+    done = cli(project.root, "verify", "specs/calc.json", "--first-failure",
+               "--python", str(venv.python))
+
+    assert done.code == 0, done.out + done.err
+    found = mutations(project)
+    assert [m["verdict"] for m in found] == ["CAUGHT", "CAUGHT", "SURVIVED", "CAUGHT"]
+    assert not any(m["first_failure"] for m in found)  # xdist: every test's outcome, as asked
+    assert sorted(found[0]["facts"]["failing"]) == [D, E]

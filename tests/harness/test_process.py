@@ -273,3 +273,14 @@ def test_output_goes_to_the_log_file_and_the_exit_status_is_kept(tmp_path: Path)
 
     assert (result.returncode, result.timed_out, result.signal_number) == (3, False, None)
     assert (tmp_path / "child.log").read_text().split() == ["out", "err"]
+
+
+@pytest.mark.parametrize("timeout_s", [1e7, float("inf")])
+def test_a_run_with_an_enormous_or_infinite_timeout_waits_for_its_child_as_any_other(
+    tmp_path: Path, timeout_s: float
+) -> None:
+    result = process.run(
+        [sys.executable, "-c", "raise SystemExit(3)"], cwd=tmp_path, env=dict(os.environ),
+        log_path=tmp_path / "log", timeout_s=timeout_s,
+    )
+    assert result.returncode == 3 and not result.timed_out
