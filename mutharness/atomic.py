@@ -2,7 +2,8 @@
 
 The bytes go to a new sibling file that is then renamed over the target, so an existing file's
 inode (a hard link out of a tree, say) is never written, and a link at the target is replaced,
-never followed.
+never followed. On Windows a file another process has open (a `-j` run reading a worker's
+results, a virus scanner) cannot be renamed over for that moment: the rename is retried.
 """
 
 from __future__ import annotations
@@ -10,9 +11,26 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+import sys
+import time
 from pathlib import Path
 
 _BY_UMASK = 0o666  # what open() asks for; the umask then decides
+REPLACE_RETRY_S = 5.0  # Windows: how long a rename over a file open elsewhere is retried
+
+
+def _replace(source: Path, target: Path) -> None:
+    """`os.replace`; on Windows retried while the target is open in another process without
+    FILE_SHARE_DELETE (what CPython's open() does), which fails the rename for that moment."""
+    deadline = time.monotonic() + REPLACE_RETRY_S
+    while True:
+        try:
+            os.replace(source, target)
+            return
+        except PermissionError:
+            if sys.platform != "win32" or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 def write_atomic(path: Path, data: str | bytes, mode: int | None = None) -> None:
@@ -27,7 +45,7 @@ def write_atomic(path: Path, data: str | bytes, mode: int | None = None) -> None
             stream.write(data.encode("utf-8") if isinstance(data, str) else data)
         if mode is not None:
             os.chmod(temporary, mode)  # exactly, whatever the umask
-        os.replace(temporary, path)
+        _replace(temporary, path)
     except OSError as error:
         temporary.unlink(missing_ok=True)
         raise OSError(error.errno, error.strerror, str(path)) from error  # name the target

@@ -61,6 +61,18 @@ class Settings:
     since: str | None = None  # --since REV: only the specs its changes affect
     shard: Shard | None = None  # --shard k/n: only this shard's mutations
     jobs: int = 1  # -j N: N worker processes, each a shard of the run in its own workspace
+    inherited: Inherited | None = None  # a -j worker: the tree its parent run measures
+
+
+@dataclass(frozen=True)
+class Inherited:
+    """What a `verify -j` worker takes from its parent instead of looking again: HEAD (which
+    must not have moved) and the uncommitted changes, already judged (its results file may
+    be one of them)."""
+
+    head: str
+    changes: tuple[str, ...]
+    included: tuple[str, ...]
 
 
 def settings_json(settings: Settings) -> dict[str, Any]:
@@ -76,6 +88,10 @@ def settings_json(settings: Settings) -> dict[str, Any]:
         "command": list(settings.command), "since": settings.since,
         "shard": None if settings.shard is None else str(settings.shard),
         "jobs": settings.jobs,
+        "inherited": None if settings.inherited is None else {
+            "head": settings.inherited.head, "changes": list(settings.inherited.changes),
+            "included": list(settings.inherited.included),
+        },
     }
 
 
@@ -92,6 +108,10 @@ def settings_from_json(document: Mapping[str, Any]) -> Settings:
         command=tuple(document["command"]), since=document["since"],
         shard=None if document["shard"] is None else Shard.parse(document["shard"]),
         jobs=document["jobs"],
+        inherited=None if document["inherited"] is None else Inherited(
+            document["inherited"]["head"], tuple(document["inherited"]["changes"]),
+            tuple(document["inherited"]["included"]),
+        ),
     )
 
 
@@ -150,8 +170,13 @@ def prepare(settings: Settings, environ: Mapping[str, str]) -> Prepared:
     source = open_source(start, git_info)
     options = effective_options(settings, source.root)
     display = [display_name(path, source.root) for path in settings.spec_paths]
-    changes = source.changes()
-    included = status_paths(changes) if settings.allow_dirty else ()
+    inherited = settings.inherited
+    if inherited is not None and source.head != inherited.head:
+        raise WorkspaceError(f"HEAD moved from {inherited.head[:12]} to {source.head[:12]} "
+                             "after the run started")
+    changes = source.changes() if inherited is None else inherited.changes
+    included = (inherited.included if inherited is not None
+                else status_paths(changes) if settings.allow_dirty else ())
     modes = tracked_with(source, included)
     specs = check_spec_files(  # every problem of every spec at once, anchors included
         settings.spec_paths, display, source, tracked=modes,
@@ -164,7 +189,7 @@ def prepare(settings: Settings, environ: Mapping[str, str]) -> Prepared:
         specs = selection.specs
     if (problem := source.run_dir_problem(source.tracked())) is not None:
         raise WorkspaceError(f"{problem}; mutharness keeps its lock and results there")
-    if changes and not settings.allow_dirty:
+    if changes and not settings.allow_dirty and inherited is None:
         raise DirtyTreeError(changes, source.filters)
     temp_dir = temp_directory(environ, source.root)
     return Prepared(
@@ -229,7 +254,9 @@ def _parallel(settings: Settings, prepared: Prepared, plan: Plan, jobs: int) -> 
     for index in range(1, jobs + 1):
         shard = Shard(index, jobs)
         results = scratch / f"results-{index}.json"
-        worker = replace(settings, jobs=1, shard=shard, json_path=results, fail_fast=False)
+        worker = replace(settings, jobs=1, shard=shard, json_path=results, fail_fast=False,
+                         inherited=Inherited(prepared.source.head, prepared.changes,
+                                             prepared.included))
         document = {**settings_json(worker),
                     "assigned": ShardPlan.of(shard, plan.specs).assigned()}
         workers.append(WorkerJob(shard, document, results))

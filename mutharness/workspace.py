@@ -190,6 +190,9 @@ def _call(
                 ),
             ) from None
         raise GitError(f"git {' '.join(args[:2])} failed in {cwd}", stderr) from None
+    except git.GitCommandNotFound as error:  # git could not be started (gone, out of handles)
+        raise GitError(f"git {' '.join(args[:2])} could not be started in {cwd}",
+                       str(error.stderr or error)) from None
 
 
 def repository_filters(git_info: GitInfo, root: Path) -> tuple[str, ...]:

@@ -144,3 +144,18 @@ def test_parse_git_version_reads_the_numeric_release(
 
 def test_an_apple_git_is_not_mistaken_for_a_too_old_one() -> None:
     assert parse_git_version("git version 2.39.3 (Apple Git-146)") >= (2, 30)
+
+
+def test_a_git_that_can_no_longer_be_started_is_a_git_error_not_a_traceback(
+    tmp_path: Path
+) -> None:
+    from mutharness.errors import GitError
+    from mutharness.workspace import GitInfo, _run, configure_git
+
+    real = configure_git(os.environ.get("PATH", os.defpath))
+    gone = GitInfo(str(tmp_path / "no-such-git"), real.version)
+
+    with pytest.raises(GitError) as raised:
+        _run(gone, tmp_path, ["status"])
+
+    assert raised.value.message().startswith(f"git status could not be started in {tmp_path}")

@@ -173,3 +173,14 @@ def test_an_interrupted_j2_run_stops_its_workers_and_leaves_nothing_behind(
     pids = {int(line.split()[0]) for line in log.read_text().splitlines()}
     for pid in pids:  # every pytest child is gone
         assert not Path(f"/proc/{pid}").exists() or sys.platform != "linux"
+
+
+def test_j2_writing_its_results_inside_the_tree_is_not_a_dirty_tree_to_its_workers(
+    project: Project, cli: Cli
+) -> None:
+    done = cli(project.root, "verify", "specs", "-j", "2", "--json", "out.json",
+               env=env_logging(project, "runs.log"))
+
+    assert done.code == 0, done.out + done.err
+    assert git(project.root, "status", "--porcelain") == "?? out.json\n"
+    assert len(json.loads((project.root / "out.json").read_text("utf-8"))["specs"]) == 2
