@@ -21,9 +21,9 @@ from mutharness.errors import (
     Interrupted,
     MutharnessError,
     NothingSelected,
+    OptionConflict,
     OSProblem,
     OutputClosed,
-    ShardError,
     SpecError,
     SpecProblem,
 )
@@ -221,14 +221,20 @@ def verify(
             raise SpecError((SpecProblem("verify", "", "name the SPEC files or directories to "
                                          "verify (or --since REV for those it affects)"),))
         shard = None if shard_text is None else Shard.parse(shard_text)
-        if jobs > 1 and (shard is not None or fail_fast):
-            raise EnvironmentProblem(
-                f"-j {jobs} with {'--shard' if shard is not None else '--fail-fast'}: not "
-                "supported", remedy="run each CI shard, or a --fail-fast run, with -j 1")
+        for clash, other, why in (
+            (jobs > 1 and shard is not None, "--shard", "not supported yet: run a CI shard "
+             "with -j 1"),
+            (jobs > 1 and fail_fast, "--fail-fast", "not supported yet: stopping at the first "
+             "unexpected result needs one ordered run (-j 1)"),
+        ):
+            if clash:
+                raise OptionConflict((f"-j {jobs}", other), why)
+        if shard is not None and fail_fast:
+            raise OptionConflict(("--shard", "--fail-fast"), "a shard that stops early leaves "
+                                 "mutations no shard ran, and merge refuses the set")
         if shard is not None and evidence_dir is not None:
-            raise ShardError(shard_text or "", "no --evidence for a shard: a shard holds part "
-                             "of a run; merge the shards' results (mutharness merge "
-                             "--evidence DIR)")
+            raise OptionConflict(("--shard", "--evidence"), "a shard holds part of a run; "
+                                 "merge the shards' results (mutharness merge --evidence DIR)")
         settings = _settings(
             specs or _default_specs("to verify"), given, config, allow_dirty,
             ("mutharness", "verify", *(path.as_posix() for path in specs)),

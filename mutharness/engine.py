@@ -257,9 +257,9 @@ def _parallel(settings: Settings, prepared: Prepared, plan: Plan, jobs: int) -> 
         worker = replace(settings, jobs=1, shard=shard, json_path=results, fail_fast=False,
                          inherited=Inherited(prepared.source.head, prepared.changes,
                                              prepared.included))
-        document = {**settings_json(worker),
-                    "assigned": ShardPlan.of(shard, plan.specs).assigned()}
-        workers.append(WorkerJob(shard, document, results))
+        document = {**settings_json(worker), "parent": os.getpid()}
+        workers.append(WorkerJob(shard, document, results,
+                                 ShardPlan.of(shard, plan.specs).assigned()))
     return Parallel(plan, workers, scratch, worker_argv, settings.start)
 
 

@@ -298,6 +298,18 @@ class ShardError(MutharnessError):
         return f"--shard {self.text!r}: {self.problem}"
 
 
+class OptionConflict(MutharnessError):
+    """Options given together that do not go together: which, and why."""
+
+    def __init__(self, options: tuple[str, ...], why: str) -> None:
+        super().__init__(options, why)
+        self.options = options
+        self.why = why
+
+    def message(self) -> str:
+        return f"{' with '.join(self.options)}: {self.why}"
+
+
 class MergeError(MutharnessError):
     """Shards' results that do not make one run: every problem found, each naming its files."""
 

@@ -7,13 +7,14 @@ spec measured by several shards must have run the same tests on the same bytes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from mutharness.errors import MergeError
 from mutharness.results import RunResult, SpecResult
 from mutharness.runners.base import RunFacts
-from mutharness.shards import ShardPlan
+from mutharness.shards import Planned, ShardPlan
+from mutharness.spec import Spec
 
 MAX_NAMED = 20  # missing or doubled mutations named, per kind
 
@@ -37,17 +38,32 @@ def _of_one_run(named: Sequence[tuple[str, RunResult]]) -> list[str]:
         if run.shard.shard.count != first.shard.shard.count:
             problems.append(f"{name} is a shard of {run.shard.shard.count}, {first_name} of "
                             f"{first.shard.shard.count}")
-        elif run.shard.plan != first.shard.plan:
+        elif sorted(run.shard.plan, key=_by_id) != sorted(first.shard.plan, key=_by_id):
             problems.append(f"{name} plans another run than {first_name} (its specs, their "
                             "bytes or their mutations differ)")
         for what, mine, theirs in (
             ("settings", run.settings, first.settings), ("command", run.command, first.command),
-            ("tool versions", run.tool, first.tool),
             ("uncommitted changes", run.dirty_changes, first.dirty_changes),
         ):
             if mine != theirs:
                 problems.append(f"{name} was run with other {what} than {first_name}")
+        versions = _versions_differ(run.tool, first.tool)
+        if versions:
+            problems.append(f"{name} was run with other tools than {first_name}: {versions}")
     return problems
+
+
+def _by_id(planned: Planned) -> str:
+    return planned.spec
+
+
+def _versions_differ(mine: Mapping[str, str], theirs: Mapping[str, str]) -> str:
+    """The tool versions that differ (`pytest 9.2.0 vs 8.3.5`); where the interpreters are
+    installed (`*_executable`) may differ between CI machines and is not compared."""
+    keys = sorted(key for key in set(mine) | set(theirs)
+                  if not key.endswith("_executable") and mine.get(key) != theirs.get(key))
+    return ", ".join(f"{key} {mine.get(key, 'absent')} vs {theirs.get(key, 'absent')}"
+                     for key in keys)
 
 
 def _each_shard_once(named: Sequence[tuple[str, RunResult]], count: int) -> list[str]:
@@ -146,3 +162,26 @@ def merge(named: Sequence[tuple[str, RunResult]]) -> RunResult:
     if problems:
         raise MergeError(tuple(problems))
     return replace(first, specs=tuple(specs), shard=None, results_path="", complete=True)
+
+
+def _finished(part: SpecResult) -> bool:
+    """Not a spec a run was still in when it stopped (its partial result says so)."""
+    return not (part.error and part.error == part.stopped)
+
+
+def completed(
+    named: Sequence[tuple[str, RunResult]], specs: Sequence[Spec]
+) -> tuple[SpecResult, ...]:
+    """What runs that stopped early (a `-j` run whose worker died or was interrupted) finished
+    between them: `specs` in order, each joined from its parts, up to the first spec with a
+    mutation no run finished (a spec stopped by its own error counts as finished)."""
+    joined: list[SpecResult] = []
+    for spec in specs:
+        parts = [(name, part) for name, run in named for part in run.specs
+                 if part.spec.id == spec.id and _finished(part)]
+        done = {result.mutation.index for _, part in parts for result in part.mutations}
+        if not parts or not (any(part.error for _, part in parts)
+                             or done >= set(range(len(spec.mutations)))):
+            break
+        joined.append(_joined(spec.id, parts, []))
+    return tuple(joined)

@@ -179,6 +179,21 @@ def become_subreaper() -> bool:
         return False
 
 
+def end_with_parent(parent: int) -> None:
+    """Linux: have SIGTERM sent to this process when `parent` dies (a `verify -j` worker whose
+    run was killed outright stops and cleans up instead of running on unlocked), and send it
+    now if `parent` is already gone."""
+    if sys.platform != "linux":
+        return
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(signal.SIGTERM), 0, 0, 0)
+    if os.getppid() != parent:
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
 def _parent_of(pid: int) -> int | None:
     try:
         text = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")

@@ -195,6 +195,14 @@ def _call(
                        str(error.stderr or error)) from None
 
 
+def marked_directory(temp_dir: Path, prefix: str) -> Path:
+    """A new directory under `temp_dir` whose marker names this process and host, so that the
+    next run's sweep removes it if this process dies without removing it (see sweep)."""
+    base = Path(tempfile.mkdtemp(prefix=prefix, dir=temp_dir))
+    (base / MARKER).write_text(f"{os.getpid()}\n{socket.gethostname()}\n")
+    return base
+
+
 def repository_filters(git_info: GitInfo, root: Path) -> tuple[str, ...]:
     """The filter drivers the repository's own configuration (`.git/config`, a worktree's,
     what they include) defines: their clean, smudge or process commands would run on `git
@@ -632,8 +640,7 @@ class Workspace:
         cls, source: SourceRepo, temp_dir: Path, include: tuple[str, ...] = ()
     ) -> Workspace:
         """Check `source.head` out under `temp_dir`; overlay `include`d uncommitted paths."""
-        base = Path(tempfile.mkdtemp(prefix="mh-", dir=temp_dir))
-        (base / MARKER).write_text(f"{os.getpid()}\n{socket.gethostname()}\n")  # see sweep
+        base = marked_directory(temp_dir, "mh-")
         workspace = cls(base, base / "repo")
         try:
             workspace._materialise(source, include)

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from mutharness import process
-from mutharness.errors import Interrupted, MutharnessError, OSProblem
+from mutharness.errors import ForcedExit, Interrupted, MutharnessError, OSProblem
 from mutharness.lab.events import Listener, Silent
 from mutharness.lab.session import Plan, Session
-from mutharness.merge import merge
+from mutharness.merge import completed, merge
 from mutharness.results import (
     MutationResult,
     RecordedError,
@@ -37,6 +37,7 @@ from mutharness.results import (
 from mutharness.shards import Shard
 from mutharness.spec import Spec
 from mutharness.verdict import Verdict
+from mutharness.workspace import marked_directory
 
 POLL_S = 0.05  # how often the workers' results files are read
 LOG_TAIL_CHARS = 2000
@@ -47,8 +48,9 @@ class WorkerJob:
     """What worker `shard` is asked to run: its job document, and where it writes."""
 
     shard: Shard
-    document: Mapping[str, Any]  # engine.settings_json, for this worker
+    document: Mapping[str, Any]  # engine.settings_json for this worker, and its parent's pid
     results: Path
+    assigned: Mapping[str, tuple[int, ...]]  # its mutations' indices per spec id
 
 
 class _Worker:
@@ -58,15 +60,15 @@ class _Worker:
         self.job = job
         self.process = started
         self.seen: RunResult | None = None
-        self.stamp: tuple[int, int] | None = None
+        self.stamp: tuple[int, int, int] | None = None
 
-    def refresh(self) -> None:
+    def refresh(self, force: bool = False) -> None:
         try:
             stat = self.job.results.stat()
         except FileNotFoundError:
             return
-        stamp = (stat.st_mtime_ns, stat.st_size)
-        if stamp != self.stamp:
+        stamp = (stat.st_ino, stat.st_mtime_ns, stat.st_size)  # every write is a new file
+        if force or stamp != self.stamp:
             try:
                 self.seen = read_results(self.job.results)
                 self.stamp = stamp
@@ -88,9 +90,30 @@ class _Worker:
         seen = self.seen
         if seen is not None and seen.error is not None:
             return f"worker {self.job.shard}: {seen.error.message()}"
-        log = self.process.log_path.read_text(encoding="utf-8", errors="replace")
-        return (f"worker {self.job.shard} exited with status {self.process.poll()} before its "
-                f"results were complete; it said:\n{log[-LOG_TAIL_CHARS:].strip()}")
+        status = self.process.poll()
+        how = (f"was killed by signal {-status} ({_signal_name(-status)})"
+               if status is not None and status < 0 else f"exited with status {status}")
+        try:
+            said = self.process.log_path.read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            said = ""
+        return (f"worker {self.job.shard} {how} before its results were complete; its output: "
+                + (said[-LOG_TAIL_CHARS:] if said else "(none)"))
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return "unknown"
+
+
+class WorkerFailed(Exception):
+    """A worker ended without the results asked of it: why (inside `Parallel` only)."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(problem)
+        self.problem = problem
 
 
 def _running(part: SpecResult) -> bool:
@@ -119,20 +142,25 @@ class _Follower:
 
     def _owner(self, spec: Spec, index: int) -> _Worker:
         return next(worker for worker in self.workers
-                    if index in worker.job.document["assigned"].get(spec.id, ()))
+                    if index in worker.job.assigned.get(spec.id, ()))
 
-    def _baseline(self, worker: _Worker, spec: Spec) -> SpecResult | str:
-        def ready() -> SpecResult | str | None:
+    def _baseline(self, worker: _Worker, spec: Spec) -> SpecResult:
+        """The worker's part of `spec` once its baseline is measured (or the spec stopped);
+        raises WorkerFailed when the worker ended first."""
+        def ready() -> SpecResult | None:
             part = worker.part(spec.id)
             if part is None and worker.ended:
-                worker.refresh()  # its last write may have come after the refresh above
+                worker.refresh(force=True)  # its last write may have come after the refresh
                 part = worker.part(spec.id)
-                return worker.problem() if part is None else part
+                if part is None:
+                    raise WorkerFailed(worker.problem())
             return part
-        found: SpecResult | str = self._wait(ready)
+        found: SpecResult = self._wait(ready)
         return found
 
     def _mutation(self, worker: _Worker, spec: Spec, index: int) -> MutationResult | str:
+        """Mutation `index`'s result, or the error that stopped the worker's part of `spec`;
+        raises WorkerFailed when the worker ended without either."""
         def ready() -> MutationResult | str | None:
             part = worker.part(spec.id)
             if part is not None:
@@ -142,25 +170,23 @@ class _Follower:
                 if part.error and not _running(part):
                     return part.error
             if worker.ended:
-                worker.refresh()
+                worker.refresh(force=True)
                 part = worker.part(spec.id)
                 if part is None or not any(m.mutation.index == index for m in part.mutations):
-                    return worker.problem()
-                return None
+                    raise WorkerFailed(worker.problem())
             return None
         found: MutationResult | str = self._wait(ready)
         return found
 
     def follow(self, specs: tuple[Spec, ...]) -> None:
         for spec in specs:
-            owners = [w for w in self.workers if spec.id in w.job.document["assigned"]]
+            owners = [w for w in self.workers if spec.id in w.job.assigned]
             if not owners:
                 continue
             self.listener.baseline_started(spec)
             part = self._baseline(owners[0], spec)
-            if isinstance(part, str) or (part.error and not _running(part)):
-                why = part if isinstance(part, str) else part.error
-                self.listener.spec_failed(spec, RecordedError(why))
+            if part.error and not _running(part):  # its baseline was refused: as with -j 1
+                self.listener.spec_failed(spec, RecordedError(part.error))
                 continue
             assert part.baseline is not None
             self.listener.baseline_finished(spec, part.baseline)
@@ -237,7 +263,7 @@ class Parallel:
                 worker.refresh()
             failed = next((w for w in workers if w.seen is None or not w.seen.complete), None)
             if failed is not None:
-                error = RecordedError(failed.problem())
+                raise WorkerFailed(failed.problem())
             else:
                 merged = merge([(str(w.job.results), w.seen) for w in workers
                                 if w.seen is not None])
@@ -247,6 +273,8 @@ class Parallel:
                         for m in spec.mutations))
                     for spec in merged.specs
                 ), results_path=str(plan.json_path))
+        except WorkerFailed as failure:
+            error = RecordedError(failure.problem)
         except KeyboardInterrupt:
             interrupted = 2
         except Interrupted as signal_error:
@@ -256,24 +284,42 @@ class Parallel:
         except OSError as failure:
             error = OSProblem.from_error(failure, "running the workers")
         finally:
-            for worker in workers:  # each cleans up after itself: restores, removes
-                worker.process.interrupt(interrupted or 15)
-            for worker in workers:
-                worker.process.wait()
-            shutil.rmtree(self.scratch, ignore_errors=True)
-        if run is None:
-            run = self._empty(complete=True, interrupted=interrupted, error=error)
+            self._stop(workers, interrupted or signal.SIGTERM)
+        if run is None:  # what the workers finished, in -j 1 order, up to the first they did not
+            finished = completed([(str(w.job.results), w.seen) for w in workers
+                                  if w.seen is not None], self.plan.specs)
+            run = replace(self._empty(complete=True, interrupted=interrupted, error=error),
+                          specs=finished, tool=next(
+                              (dict(w.seen.tool) for w in workers if w.seen and w.seen.tool), {}))
         write_results(run, plan.json_path)
         return run
 
+    def _stop(self, workers: list[_Worker], signal_number: int) -> None:
+        """Every worker ended: each is passed the signal and cleans up after itself (puts its
+        file back, removes its workspace); a second signal here kills them outright (the
+        next run's sweep removes what they leave); the scratch directory removed."""
+        try:
+            for worker in workers:
+                worker.process.interrupt(signal_number)
+            for worker in workers:
+                worker.process.wait()
+                worker.refresh(force=True)
+        except ForcedExit:
+            for worker in workers:
+                worker.process.kill()
+            raise
+        finally:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+
 
 def _dumps(document: Mapping[str, Any]) -> str:
-    return json.dumps(document, default=str)
+    return json.dumps(document)
 
 
 def scratch_directory(temp_dir: Path) -> Path:
-    """A private directory for one parallel run's job files, results and logs."""
-    return Path(tempfile.mkdtemp(prefix="mutharness-jobs-", dir=temp_dir))
+    """A private directory for one parallel run's job files, results and logs (marked, so the
+    next run's sweep removes it if this run is killed outright)."""
+    return marked_directory(temp_dir, "mh-jobs-")
 
 
 def worker_argv(job_file: Path) -> list[str]:

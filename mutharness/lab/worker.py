@@ -11,6 +11,7 @@ from pathlib import Path
 from mutharness.environment import prepare_process
 from mutharness.errors import ExitCode, Interrupted, MutharnessError
 from mutharness.lab.events import Silent
+from mutharness.process import end_with_parent
 from mutharness.results import RunResult, write_results
 from mutharness.signals import exit_status, interrupts
 
@@ -19,11 +20,13 @@ def main(argv: list[str]) -> int:
     """Run the job in `argv[1]`; its results file says what happened, also on an error."""
     from mutharness.engine import settings_from_json, verify
 
-    settings = settings_from_json(json.loads(Path(argv[1]).read_text(encoding="utf-8")))
+    document = json.loads(Path(argv[1]).read_text(encoding="utf-8"))
+    settings = settings_from_json(document)
     assert settings.json_path is not None
     try:
         prepare_process()
         with interrupts():
+            end_with_parent(document["parent"])
             run = verify(settings, Silent(), os.environ, lock=False)
     except MutharnessError as error:  # before its session: the parent reads it from here
         write_results(RunResult(tool={}, commit="", dirty=False, dirty_changes=(),

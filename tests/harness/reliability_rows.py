@@ -453,6 +453,36 @@ ROWS: tuple[Row, ...] = (
     Row("first failure", "a first-failure run that failed nothing but ran fewer tests",
         "UNTRUSTWORTHY, naming the missing tests", "as expected",
         H + "test_verdict.py::test_a_first_failure_run_that_failed_nothing_must_have_run_every_test"),
+    Row("first failure", "--first-failure on a suite whose tests depend on their order",
+        "the tests keep their order: the survivor stays SURVIVED", "as expected (was CAUGHT: the "
+        "tests that killed earlier mutants ran first)",
+        H + "test_first_failure.py::test_first_failure_runs_the_tests_in_their_order_so_order_cannot_invent_a_kill"),
+    Row("first failure", "--first-failure under pytest-xdist (-n 2)", "full counts, the verdicts "
+        "of a full run", "as expected (was UNTRUSTWORTHY: xdist ends a --maxfail stop as interrupted)",
+        H + "test_first_failure.py::test_first_failure_under_xdist_keeps_full_counts"),
+    Row("-j", "-j 2 against -j 1", "the same console lines, results and evidence bytes; two "
+        "workspaces", "as expected",
+        H + "test_parallel.py::test_j2_shows_the_console_results_and_evidence_of_j1"),
+    Row("-j", "-j 2 with its results file inside the tree", "no dirty tree for the workers",
+        "as expected (was refused by each worker)",
+        H + "test_parallel.py::test_j2_writing_its_results_inside_the_tree_is_not_a_dirty_tree_to_its_workers"),
+    Row("-j", "a mutant that times out under -j 2", "run again alone; that run is reported",
+        "as expected",
+        H + "test_parallel.py::test_a_timeout_under_j2_is_run_again_alone_and_that_run_is_reported"),
+    Row("-j", "Ctrl-C during -j 2", "every worker restores and removes its workspace; exit 130",
+        "no workspace, no scratch directory, no pytest child left; tree clean",
+        H + "test_parallel.py::test_an_interrupted_j2_run_stops_its_workers_and_leaves_nothing_behind"),
+    Row("-j", "a worker killed outright (SIGKILL)", "the others stopped; exit 2 naming SIGKILL; the "
+        "finished specs kept", "as expected (was: every verdict discarded, others ran on)",
+        H + "test_parallel.py::test_a_worker_killed_outright_stops_the_others_and_the_run_says_so"),
+    Row("-j", "the parent run killed outright (SIGKILL)", "its workers stop at once and remove "
+        "their workspaces; the next run sweeps the scratch directory", "as expected (was: workers "
+        "ran on, unlocked)",
+        H + "test_parallel.py::test_workers_of_a_run_killed_outright_stop_and_remove_their_workspaces"),
+    Row("atomic writes", "a file open in another process (Windows) when it is rewritten",
+        "the rename is retried, never refused", "as expected (was EACCES under the Wine kit: a -j "
+        "worker failed)",
+        H + "test_atomic.py::test_a_file_another_process_has_open_for_reading_is_still_replaced"),
     # -- the README's commands are repeatable --------------------------------------------------
     Row("repeatable", ".venv as a directory or as a file", "ignored either way", "as expected",
         H + "test_repository.py::test_a_venv_at_the_root_is_ignored_whether_a_directory_or_a_file"),

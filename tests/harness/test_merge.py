@@ -159,7 +159,7 @@ def test_a_results_file_that_is_not_a_shard_is_refused(project: Project, cli: Cl
 def test_a_shard_renders_no_evidence_of_its_own(project: Project, cli: Cli) -> None:
     done = cli(project.root, "verify", "specs", "--shard", "1/2", "--evidence", "ev")
     assert done.code == 2
-    assert "no --evidence for a shard: a shard holds part of a run" in done.err
+    assert "--shard with --evidence: a shard holds part of a run" in done.err
 
     first = shard(project, cli, 1, 2)
     done = cli(project.root, "render", str(first), "--out", "ev")
@@ -179,3 +179,39 @@ def test_a_shard_with_nothing_assigned_still_writes_its_results(
     assert done.code == 0, done.out + done.err
     assert "shard 1/3: 0 of 2 mutation(s), of 0 of 1 spec(s)" in done.out
     assert names(out) == {}
+
+
+def test_a_shard_that_would_stop_at_the_first_unexpected_result_is_refused(
+    project: Project, cli: Cli
+) -> None:
+    done = cli(project.root, "verify", "specs", "--shard", "1/2", "--fail-fast")
+    assert done.code == 2
+    assert "--shard with --fail-fast: a shard that stops early leaves mutations" in done.err
+
+
+def test_shards_run_by_other_tools_are_refused_naming_them_but_not_where_python_lives(
+    project: Project, cli: Cli
+) -> None:
+    first = shard(project, cli, 1, 2)
+    second = shard(project, cli, 2, 2)
+    edit(second, lambda d: d["tool"].update(python_executable="/elsewhere/bin/python"))
+    assert cli(project.root.parent, "merge", str(first), str(second),
+               "--json", "out.json").code == 0
+
+    edit(second, lambda d: d["tool"].update(pytest="7.4.4"))
+    done = cli(project.root.parent, "merge", str(first), str(second), "--json", "out.json")
+    assert done.code == 2
+    pytest_version = json.loads(first.read_text("utf-8"))["tool"]["pytest"]
+    assert f"{second} was run with other tools than {first}: pytest 7.4.4 vs " \
+        f"{pytest_version}" in done.err
+
+
+def test_shards_run_with_other_settings_are_refused(project: Project, cli: Cli) -> None:
+    first = shard(project, cli, 1, 2)
+    second = shard(project, cli, 2, 2)
+    edit(second, lambda d: d["settings"].update(changed={"timeout-floor": 99}))
+
+    done = cli(project.root.parent, "merge", str(first), str(second), "--json", "out.json")
+
+    assert done.code == 2
+    assert f"{second} was run with other settings than {first}" in done.err
