@@ -215,3 +215,16 @@ def test_shards_run_with_other_settings_are_refused(project: Project, cli: Cli) 
 
     assert done.code == 2
     assert f"{second} was run with other settings than {first}" in done.err
+
+
+def test_shards_whose_specs_were_named_in_another_order_still_merge(
+    project: Project, cli: Cli
+) -> None:
+    first = shard(project, cli, 1, 2)
+    second = shard(project, cli, 2, 2)
+    edit(second, lambda d: d["shard"]["plan"].reverse())  # the specs named the other way
+
+    done = cli(project.root.parent, "merge", str(first), str(second), "--json", "out.json")
+
+    assert done.code == 0, done.out + done.err
+    assert list(names(project.root.parent / "out.json")) == ["bounds", "calc"]  # the first's order

@@ -291,3 +291,20 @@ def test_a_worker_job_reads_back_every_setting_it_was_given(tmp_path: Path) -> N
     )
 
     assert settings_from_json(json.loads(json.dumps(settings_json(given)))) == given
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+def test_a_second_signal_ends_a_j2_run_at_once_and_its_workers_with_it(
+    make_project: ProjectFactory, tmp_path: Path
+) -> None:
+    project, child, temp, _ = _slow_run(make_project, tmp_path, copies=3)
+    child.send_signal(signal.SIGINT)
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=120)
+    deadline = time.monotonic() + 120
+    while _workers(temp) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+    assert child.returncode == 130, out + err
+    assert _workers(temp) == []
+    assert git(project.root, "status", "--porcelain") == ""  # the user's tree is never touched
