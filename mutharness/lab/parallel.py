@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from mutharness import process
-from mutharness.errors import ForcedExit, Interrupted, MutharnessError, OSProblem
+from mutharness.errors import ForcedExit, Interrupted, MutharnessError
+from mutharness.lab.ending import Ending, recorded
 from mutharness.lab.events import Listener, Silent
 from mutharness.lab.session import Plan, Session
 from mutharness.merge import completed, merge
@@ -108,12 +109,15 @@ def _signal_name(number: int) -> str:
         return "unknown"
 
 
-class WorkerFailed(Exception):
-    """A worker ended without the results asked of it: why (inside `Parallel` only)."""
+class WorkerFailed(MutharnessError):
+    """A `-j` worker ended without the results asked of it, and how it ended."""
 
     def __init__(self, problem: str) -> None:
         super().__init__(problem)
         self.problem = problem
+
+    def message(self) -> str:
+        return self.problem
 
 
 def _running(part: SpecResult) -> bool:
@@ -243,56 +247,52 @@ class Parallel:
         """Start the workers, show their results in order, merge them; the results, always."""
         plan = self.plan
         workers: list[_Worker] = []
-        interrupted: int | None = None
-        error: MutharnessError | None = None
+        ending = Ending()
         run: RunResult | None = None
         try:
-            write_results(self._empty(complete=False), plan.json_path)
-            listener.head(plan.source, plan.changes)
-            for job in self.jobs:
-                job_file = self.scratch / f"job-{job.shard.index}.json"
-                job_file.write_text(_dumps(job.document), encoding="utf-8")
-                workers.append(_Worker(job, process.Background(
-                    self.argv(job_file), cwd=self.start, env=environ,
-                    log_path=self.scratch / f"worker-{job.shard.index}.log")))
-            follower = _Follower(workers, listener, self._rerun(environ, temp_dir))
-            follower.follow(plan.specs)
-            for worker in workers:
-                worker.process.wait()
-                worker.stamp = None
-                worker.refresh()
-            failed = next((w for w in workers if w.seen is None or not w.seen.complete), None)
-            if failed is not None:
-                raise WorkerFailed(failed.problem())
-            else:
-                merged = merge([(str(w.job.results), w.seen) for w in workers
-                                if w.seen is not None])
-                run = replace(merged, specs=tuple(
-                    replace(spec, mutations=tuple(
-                        follower.reruns.get((spec.spec.id, m.mutation.index), m)
-                        for m in spec.mutations))
-                    for spec in merged.specs
-                ), results_path=str(plan.json_path))
-        except WorkerFailed as failure:
-            error = RecordedError(failure.problem)
-        except KeyboardInterrupt:
-            interrupted = 2
-        except Interrupted as signal_error:
-            interrupted = signal_error.signal_number
-        except MutharnessError as failure:
-            error = failure
-        except OSError as failure:
-            error = OSProblem.from_error(failure, "running the workers")
+            with recorded(ending, lambda: "running the workers"):
+                run = self._run(workers, listener, environ, temp_dir)
         finally:
-            self._stop(workers, interrupted or signal.SIGTERM)
+            self._stop(workers, ending.interrupted or signal.SIGTERM)
         if run is None:  # what the workers finished, in -j 1 order, up to the first they did not
             finished = completed([(str(w.job.results), w.seen) for w in workers
                                   if w.seen is not None], self.plan.specs)
-            run = replace(self._empty(complete=True, interrupted=interrupted, error=error),
+            run = replace(self._empty(complete=True, interrupted=ending.interrupted,
+                                      error=ending.error),
                           specs=finished, tool=next(
                               (dict(w.seen.tool) for w in workers if w.seen and w.seen.tool), {}))
         write_results(run, plan.json_path)
         return run
+
+    def _run(self, workers: list[_Worker], listener: Listener, environ: Mapping[str, str],
+             temp_dir: Path) -> RunResult:
+        """The workers started (into `workers`), followed to their end, their results merged;
+        raises WorkerFailed when one ended without its results."""
+        plan = self.plan
+        write_results(self._empty(complete=False), plan.json_path)
+        listener.head(plan.source, plan.changes)
+        for job in self.jobs:
+            job_file = self.scratch / f"job-{job.shard.index}.json"
+            job_file.write_text(json.dumps(job.document), encoding="utf-8")
+            workers.append(_Worker(job, process.Background(
+                self.argv(job_file), cwd=self.start, env=environ,
+                log_path=self.scratch / f"worker-{job.shard.index}.log")))
+        follower = _Follower(workers, listener, self._rerun(environ, temp_dir))
+        follower.follow(plan.specs)
+        for worker in workers:
+            worker.process.wait()
+            worker.refresh(force=True)
+        failed = next((w for w in workers if w.seen is None or not w.seen.complete), None)
+        if failed is not None:
+            raise WorkerFailed(failed.problem())
+        merged = merge([(str(w.job.results), w.seen) for w in workers
+                        if w.seen is not None])
+        return replace(merged, specs=tuple(
+            replace(spec, mutations=tuple(
+                follower.reruns.get((spec.spec.id, m.mutation.index), m)
+                for m in spec.mutations))
+            for spec in merged.specs
+        ), results_path=str(plan.json_path))
 
     def _stop(self, workers: list[_Worker], signal_number: int) -> None:
         """Every worker ended: each is passed the signal and cleans up after itself (puts its
@@ -310,10 +310,6 @@ class Parallel:
             raise
         finally:
             shutil.rmtree(self.scratch, ignore_errors=True)
-
-
-def _dumps(document: Mapping[str, Any]) -> str:
-    return json.dumps(document)
 
 
 def scratch_directory(temp_dir: Path) -> Path:

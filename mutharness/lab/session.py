@@ -9,9 +9,10 @@ from typing import Any
 
 from mutharness.digest import file_digest
 from mutharness.environment import tool_versions
-from mutharness.errors import Interrupted, MutharnessError, OSProblem
+from mutharness.errors import MutharnessError
 from mutharness.lab.baseline import Baseline, SpecStopped, measure
 from mutharness.lab.bench import Runners, opened
+from mutharness.lab.ending import Ending, recorded
 from mutharness.lab.events import Listener, Phase
 from mutharness.lab.scenario import Lab, Scenario, run_scenario
 from mutharness.options import CONFIG_FILE, Options, project_inputs
@@ -282,9 +283,8 @@ class Session:
     def execute(self, listener: Listener, environ: Mapping[str, str], temp_dir: Path) -> RunResult:
         """Build the workspace, run every spec, remove the workspace; the results, always."""
         plan = self.plan
-        interrupted: int | None = None
-        error: MutharnessError | None = None
-        try:
+        ending = Ending()
+        with recorded(ending, lambda: self.doing):
             self.doing = "writing the results file"
             self.save()  # from now on the file is this run's, never an earlier one's
             listener.head(plan.source, plan.changes)
@@ -295,14 +295,6 @@ class Session:
                         environ, temp_dir) as bench:
                 self.runners = bench.runners
                 self._specs(bench.lab)
-        except KeyboardInterrupt:
-            interrupted = 2
-        except Interrupted as signal_error:
-            interrupted = signal_error.signal_number
-        except MutharnessError as failure:
-            error = failure
-        except OSError as failure:
-            error = OSProblem.from_error(failure, self.doing)
-        run = self.result(complete=True, interrupted=interrupted, error=error)
+        run = self.result(complete=True, interrupted=ending.interrupted, error=ending.error)
         write_results(run, plan.json_path)
         return run

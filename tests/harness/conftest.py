@@ -137,6 +137,16 @@ def default_spec(**overrides: Any) -> dict[str, Any]:
     return spec
 
 
+BOUNDS = default_spec(mutations=[  # three more mutations of clamp, each caught by test_calc
+    {"name": "the high bound is ignored", "file": "src/calc.py",
+     "anchor": "    if value > high:\n        return high\n", "replacement": ""},
+    {"name": "the low bound returns the high one", "file": "src/calc.py",
+     "anchor": "        return low\n", "replacement": "        return high\n"},
+    {"name": "the value is returned unchanged", "file": "src/calc.py",
+     "anchor": "    return value\n", "replacement": "    return value + 1\n"},
+])
+
+
 @pytest.fixture
 def git_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An isolated HOME with a git identity, so the user's global config never leaks in."""

@@ -8,19 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Completed, Project, default_spec, git
+from conftest import BOUNDS, Completed, Project, git
 
 ProjectFactory = Callable[..., Project]
 Cli = Callable[..., Completed]
-
-BOUNDS = default_spec(mutations=[
-    {"name": "the high bound is ignored", "file": "src/calc.py",
-     "anchor": "    if value > high:\n        return high\n", "replacement": ""},
-    {"name": "the low bound returns the high one", "file": "src/calc.py",
-     "anchor": "        return low\n", "replacement": "        return high\n"},
-    {"name": "the value is returned unchanged", "file": "src/calc.py",
-     "anchor": "    return value\n", "replacement": "    return value + 1\n"},
-])
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import Completed, Project, default_spec, git
+from conftest import BOUNDS, Completed, Project, default_spec, git
 
 from mutharness.results import from_json, to_json
 
@@ -28,15 +28,6 @@ def pytest_sessionstart(session):
     with open(os.environ["RUNS_LOG"], "a", encoding="utf-8") as log:
         log.write(f"{os.getpid()} {os.getcwd()}\\n")
 '''
-
-BOUNDS = default_spec(mutations=[
-    {"name": "the high bound is ignored", "file": "src/calc.py",
-     "anchor": "    if value > high:\n        return high\n", "replacement": ""},
-    {"name": "the low bound returns the high one", "file": "src/calc.py",
-     "anchor": "        return low\n", "replacement": "        return high\n"},
-    {"name": "the value is returned unchanged", "file": "src/calc.py",
-     "anchor": "    return value\n", "replacement": "    return value + 1\n"},
-])
 
 
 @pytest.fixture
@@ -146,53 +137,6 @@ def test_slow_above():
 '''
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-def test_an_interrupted_j2_run_stops_its_workers_and_leaves_nothing_behind(
-    make_project: ProjectFactory, tmp_path: Path
-) -> None:
-    project = make_project(spec=default_spec(
-        tests=["tests/test_slow.py"], expectBaselinePass=2,
-        mutations=BOUNDS["mutations"]))
-    project.write("tests/test_slow.py", SLOW)
-    project.write("tests/conftest.py", RECORDING)
-    project.commit("slow tests")
-    temp = tmp_path / "tmp"
-    temp.mkdir()
-    log = tmp_path / "runs.log"
-    env = {**os.environ, "TMPDIR": str(temp), "RUNS_LOG": str(log)}
-    child = subprocess.Popen(
-        [sys.executable, "-m", "mutharness", "verify", "specs", "-j", "2"],
-        cwd=project.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:  # both workers are past their baseline, mutants run
-        if log.exists() and len(log.read_text().splitlines()) >= 5:
-            break
-        time.sleep(0.05)
-    child.send_signal(signal.SIGINT)
-    out, err = child.communicate(timeout=120)
-
-    assert child.returncode == 130, out + err
-    assert not [p for p in temp.iterdir() if p.name.startswith(("mh-", "mutharness-jobs-"))]
-    assert git(project.root, "status", "--porcelain") == ""
-    results = json.loads((project.root / ".mutharness/results.json").read_text("utf-8"))
-    assert results["interrupted"] is True and results["exit_code"] == 130
-    pids = {int(line.split()[0]) for line in log.read_text().splitlines()}
-    for pid in pids:  # every pytest child is gone
-        assert not Path(f"/proc/{pid}").exists() or sys.platform != "linux"
-
-
-def test_j2_writing_its_results_inside_the_tree_is_not_a_dirty_tree_to_its_workers(
-    project: Project, cli: Cli
-) -> None:
-    done = cli(project.root, "verify", "specs", "-j", "2", "--json", "out.json",
-               env=env_logging(project, "runs.log"))
-
-    assert done.code == 0, done.out + done.err
-    assert git(project.root, "status", "--porcelain") == "?? out.json\n"
-    assert len(json.loads((project.root / "out.json").read_text("utf-8"))["specs"]) == 2
-
-
 def _workers(temp: Path) -> list[int]:
     """The pids of live -j workers whose job file lies under `temp`."""
     found = []
@@ -230,10 +174,40 @@ def _slow_run(make_project: ProjectFactory, tmp_path: Path, copies: int = 1) -> 
     )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:  # both workers are past their baseline, mutants run
-        if log.exists() and len(log.read_text().splitlines()) >= 5 and len(_workers(temp)) == 2:
+        if log.exists() and len(log.read_text().splitlines()) >= 5 and (
+                sys.platform != "linux" or len(_workers(temp)) == 2):
             break
         time.sleep(0.05)
     return project, child, temp, log
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_an_interrupted_j2_run_stops_its_workers_and_leaves_nothing_behind(
+    make_project: ProjectFactory, tmp_path: Path
+) -> None:
+    project, child, temp, log = _slow_run(make_project, tmp_path)
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=120)
+
+    assert child.returncode == 130, out + err
+    assert not [p for p in temp.iterdir() if p.name.startswith(("mh-", "mutharness-jobs-"))]
+    assert git(project.root, "status", "--porcelain") == ""
+    results = json.loads((project.root / ".mutharness/results.json").read_text("utf-8"))
+    assert results["interrupted"] is True and results["exit_code"] == 130
+    pids = {int(line.split()[0]) for line in log.read_text().splitlines()}
+    for pid in pids:  # every pytest child is gone
+        assert not Path(f"/proc/{pid}").exists() or sys.platform != "linux"
+
+
+def test_j2_writing_its_results_inside_the_tree_is_not_a_dirty_tree_to_its_workers(
+    project: Project, cli: Cli
+) -> None:
+    done = cli(project.root, "verify", "specs", "-j", "2", "--json", "out.json",
+               env=env_logging(project, "runs.log"))
+
+    assert done.code == 0, done.out + done.err
+    assert git(project.root, "status", "--porcelain") == "?? out.json\n"
+    assert len(json.loads((project.root / "out.json").read_text("utf-8"))["specs"]) == 2
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
