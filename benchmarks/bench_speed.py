@@ -10,10 +10,11 @@ N rounds:
   summed over the baseline and one full run per mutation, with no process start, plugin
   loading or collection: what a harness could approach at best;
 - bare `python -m pytest` processes: one per baseline and mutation;
-- `mutharness verify` with the subprocess runner, full counts and `--first-failure`, with
-  `-j1` and `-j2`;
-- the harness's fixed cost: its wall time outside the pytest children (start-up, lock,
-  checks, workspace, settling, results) for the 1,000-file repository.
+- `mutharness verify` with the subprocess runner and with the warm forked runner, full counts
+  and `--first-failure`, with `-j1` and `-j2`;
+- the harness's fixed cost: its wall time outside the runs (start-up, lock, checks,
+  workspace, the collect probe, the forked runner's proving run, settling, results) for the
+  1,000-file repository.
 
 Each is printed with its ratio to the bound, with the machine's core count.
 """
@@ -381,21 +382,28 @@ def main() -> None:
         else:
             repo, spec = arguments.repo.resolve(), arguments.spec
         rows: dict[str, list[float]] = {}
-        bounds, fixed = [], []
+        bounds: list[float] = []
+        fixed: dict[str, list[float]] = {}
         for round_number in range(arguments.rounds):
             out = Path(temp) / f"results-{round_number}.json"
-            wall, results = verify(repo, spec, out)
-            rows.setdefault("mutharness verify, subprocess runner, -j1", []).append(wall)
-            bounds.append(bound(results))
-            fixed.append(wall - inside_children(results))
             for name, flags in (
+                ("mutharness verify, subprocess runner, -j1", ("--pytest-runner", "subprocess")),
                 ("mutharness verify --first-failure, subprocess runner, -j1",
-                 ("--first-failure",)),
-                ("mutharness verify, subprocess runner, -j2", ("-j", "2")),
-                ("mutharness verify --first-failure, subprocess runner, -j2",
-                 ("--first-failure", "-j", "2")),
+                 ("--pytest-runner", "subprocess", "--first-failure")),
+                ("mutharness verify, subprocess runner, -j2",
+                 ("--pytest-runner", "subprocess", "-j", "2")),
+                ("mutharness verify, forked runner, -j1", ("--pytest-runner", "forked")),
+                ("mutharness verify --first-failure, forked runner, -j1",
+                 ("--pytest-runner", "forked", "--first-failure")),
+                ("mutharness verify, forked runner, -j2", ("--pytest-runner", "forked", "-j", "2")),
             ):
-                rows.setdefault(name, []).append(verify(repo, spec, out, *flags)[0])
+                wall, results = verify(repo, spec, out, *flags)
+                rows.setdefault(name, []).append(wall)
+                if flags == ("--pytest-runner", "subprocess"):
+                    bounds.append(bound(results))
+                    fixed.setdefault("subprocess", []).append(wall - inside_children(results))
+                elif flags == ("--pytest-runner", "forked"):
+                    fixed.setdefault("forked", []).append(wall - inside_children(results))
             tests = results["specs"][0]["tests"]
             runs = sum(1 + len(s["mutations"]) for s in results["specs"])
             rows.setdefault(f"bare python -m pytest, {runs} processes", []).append(
@@ -411,10 +419,9 @@ def main() -> None:
         for name, values in rows.items():
             value = statistics.median(values)
             print(f"{name:<64}{value:8.2f} s {value / limit:6.2f}x")
-        for name in ("forked runner, -j1", "forked runner, -j2"):
-            print(f"{name:<64}{'not built yet':>13}")
-        print(f"{'fixed cost (verify outside its pytest children)':<64}"
-              f"{statistics.median(fixed):8.2f} s")
+        for runner, values in fixed.items():
+            print(f"{f'fixed cost, {runner} runner (verify outside its runs)':<64}"
+                  f"{statistics.median(values):8.2f} s")
 
 
 if __name__ == "__main__":

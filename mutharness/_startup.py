@@ -36,6 +36,7 @@ USER_ROOT = "MUTHARNESS_USER_ROOT"
 WORKSPACE_ROOT = "MUTHARNESS_WORKSPACE_ROOT"
 IMPORTS = "MUTHARNESS_IMPORTS"
 ERROR = "!error"  # a log line's name field when the hook itself failed
+REGISTERED = "_mutharness_startup"  # this module's name in sys.modules, for the warm runner
 HOOKED = "!hooked"  # the lines before this one list what start-up imported before the hook
 
 
@@ -52,6 +53,22 @@ class _Log:
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_BINARY", 0)
         self.fd = os.open(os.path.join(directory, name), flags, 0o600)  # binary: LF, not CRLF
         self.seen: set[tuple[str, str]] = set()
+        self.early: list[tuple[str, str]] = []  # what start-up imported before the hook
+
+    def reopen(self, directory: str) -> None:
+        """In a process forked from this one (the warm runner's child): log to `directory`
+        from now on, as if this process had started there: what start-up imported before
+        the hook first, then everything else already loaded."""
+        with contextlib.suppress(OSError):
+            os.close(self.fd)
+        name = f"{os.getpid()}-{os.urandom(4).hex()}.log"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_BINARY", 0)
+        self.fd = os.open(os.path.join(directory, name), flags, 0o600)
+        self.seen = set()
+        for name_, origin in self.early:
+            self.write(name_, origin)
+        self.write(HOOKED, "")
+        self.modules()
 
     def write(self, name: str, origin: str) -> None:
         key = (name, origin)
@@ -208,14 +225,16 @@ def _chain() -> None:
     spec.loader.exec_module(module)
 
 
-def install() -> None:
-    """Set the hook up from the run's environment; log (never raise) what goes wrong."""
+def install() -> _Log | None:
+    """Set the hook up from the run's environment; log (never raise) what goes wrong. The
+    import log is returned (None without one), for `reopen` in a forked child."""
     log: _Log | None = None
     try:
         directory = os.environ.get(IMPORTS)
         if directory and os.path.isdir(directory):
             log = _Log(directory)
             log.modules()  # what start-up (site, .pth files) imported before this ran
+            log.early = sorted(log.seen)
             log.write(HOOKED, "")
             atexit.register(log.modules)
         user, workspace = os.environ.get(USER_ROOT), os.environ.get(WORKSPACE_ROOT)
@@ -227,10 +246,22 @@ def install() -> None:
         if log is not None:
             log.write(ERROR, f"start-up: {error!r}")
         sys.stderr.write(f"mutharness start-up hook failed: {error!r}\n")
+    return log
+
+
+def reopen(directory: str | None) -> None:
+    """In a forked child: log its imports to the run's `directory` (see `_Log.reopen`)."""
+    log = getattr(sys.modules.get(REGISTERED), "LOG", None)
+    if directory and isinstance(log, _Log):
+        try:
+            log.reopen(directory)
+        except Exception as error:
+            sys.stderr.write(f"mutharness start-up hook could not reopen its log: {error!r}\n")
 
 
 if __name__ == "sitecustomize":  # as a run's start-up hook; importing the module does nothing
-    install()
+    LOG = install()  # bound once; only a forked child's `reopen` retargets it
+    sys.modules[REGISTERED] = sys.modules[__name__]  # found after a chained sitecustomize
     try:
         _chain()
     except Exception as _error:

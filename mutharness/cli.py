@@ -121,6 +121,8 @@ def _click_type(option: Option) -> Any:
             min=None if option.minimum is None else int(option.minimum),
             max=None if option.maximum is None else int(option.maximum),
         )
+    if option.choices:
+        return click.Choice(option.choices)
     return str
 
 

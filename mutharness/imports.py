@@ -226,3 +226,12 @@ def loaded_file(record: ImportRecord, path: Path) -> bool:
     resolver = _Resolver()
     wanted = os.path.normcase(os.path.realpath(path))
     return any(resolver.real(loaded.file) == wanted for loaded in record.loaded)
+
+
+def loaded_below(record: ImportRecord, root: Path) -> frozenset[tuple[str, str]]:
+    """The (module, repo-relative file) pairs any process of the run imported from `root`."""
+    resolver = _Resolver()
+    base = Path(os.path.realpath(root))
+    found = ((loaded.module, _relative(resolver.real(loaded.file), base))
+             for loaded in record.loaded)
+    return frozenset((module, relative) for module, relative in found if relative is not None)

@@ -60,6 +60,7 @@ class Option:
     doc: str
     minimum: float | None = None
     maximum: float | None = None
+    choices: tuple[str, ...] = ()  # a TEXT option's allowed values (none: any)
 
     @property
     def flag(self) -> str:
@@ -95,6 +96,12 @@ OPTIONS: tuple[Option, ...] = (
            "Stop each mutant's run at its first failing test, the tests in their own order "
            "(pytest specs without xdist; a mutation with killedBy keeps full counts); the "
            "evidence then names the killing test without full counts."),
+    Option("pytest-runner", Kind.TEXT, "forked",
+           "How pytest runs the baseline and each mutant: `forked` (a warm server that "
+           "imports pytest once and forks a fresh child per run, where fork exists; the "
+           "first run of each test set runs both ways and any difference falls back) or "
+           "`subprocess` (a fresh `python -m pytest` per run).",
+           choices=("forked", "subprocess")),
     Option("pytest-addopts", Kind.TEXT, None,
            "Replaces the project's pytest `addopts` in every run (for options such as "
            "--cov-fail-under that fail a subset of the suite for reasons unrelated to it)."),
@@ -196,6 +203,8 @@ def _checked(option: Option, value: Any, file: str) -> Any:
     if option.kind in (Kind.TEXT, Kind.PATH):
         if not isinstance(value, str) or not value:
             raise bad("must be a non-empty string")
+        if option.choices and value not in option.choices:
+            raise bad(f"must be one of {', '.join(option.choices)}, not {value!r}")
         return value
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise bad("must be a number")

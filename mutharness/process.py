@@ -30,7 +30,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -241,13 +241,24 @@ def _kill_tree(proc: subprocess.Popen[bytes], tree: winjob.ProcessTree | None) -
             _taskkill(proc.pid)
         proc.kill()
         return
-    if _posix_kill_group(proc.pid, signal.SIGTERM):
+    end_group(proc.pid, lambda: proc.poll() is not None)
+
+
+def kill_group(pgid: int) -> None:
+    """POSIX: SIGKILL the process group `pgid` at once (gone already: nothing to do)."""
+    _posix_kill_group(pgid, signal.SIGKILL)
+
+
+def end_group(pgid: int, exited: Callable[[], bool]) -> None:
+    """POSIX: SIGTERM the process group `pgid`, a grace period, then SIGKILL; `exited` says
+    whether its leader has exited (and been reaped by whoever is its parent)."""
+    if _posix_kill_group(pgid, signal.SIGTERM):
         deadline = time.monotonic() + GRACE_S
         while time.monotonic() < deadline:
-            if proc.poll() is not None and not _posix_kill_group(proc.pid, 0):
+            if exited() and not _posix_kill_group(pgid, 0):
                 return
             time.sleep(0.02)
-        _posix_kill_group(proc.pid, signal.SIGKILL)
+        _posix_kill_group(pgid, signal.SIGKILL)
 
 
 def _reap(
@@ -260,9 +271,15 @@ def _reap(
         if tree is not None:
             tree.close()
         return
+    reap_group(proc.pid, marker, keep)
+
+
+def reap_group(pgid: int, marker: str, keep: set[int]) -> None:
+    """POSIX, after a run's leader is gone: SIGKILL what is left of its group `pgid`, the
+    processes carrying the run's `marker` and the orphans re-parented to us (not in `keep`)."""
     mark = Mark(f"{RUN_MARKER}={marker}".encode())
     for _ in range(SWEEP_ROUNDS):
-        grouped = _posix_kill_group(proc.pid, signal.SIGKILL)
+        grouped = _posix_kill_group(pgid, signal.SIGKILL)
         found = reap_adopted(keep)
         if sys.platform == "linux":
             found += _sweep_once(mark)
@@ -300,6 +317,11 @@ def _exited_within(proc: subprocess.Popen[bytes], timeout_s: float) -> bool:
         os.close(fd)
 
 
+def new_marker() -> str:
+    """A fresh value of RUN_MARKER for one run."""
+    return secrets.token_hex(16)
+
+
 def run(
     argv: Sequence[str],
     *,
@@ -309,7 +331,7 @@ def run(
     timeout_s: float,
 ) -> ProcessResult:
     """Run `argv` to completion or timeout; stdout and stderr go to `log_path`."""
-    marker = secrets.token_hex(16)
+    marker = new_marker()
     kwargs: dict[str, object] = {}
     if sys.platform == "win32":  # pragma: no cover - exercised by the Windows CI job
         kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP
@@ -395,3 +417,49 @@ class Background:
         if self.proc.poll() is None:
             _kill_tree(self.proc, None)
         self.proc.wait()
+
+
+class Piped:
+    """A long-lived child spoken to through pipes (the warm runner's server): requests on its
+    stdin, answers on its stdout, its stderr to a file; its own session (POSIX only)."""
+
+    def __init__(
+        self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], log_path: Path
+    ) -> None:
+        become_subreaper()
+        with log_path.open("wb") as log:
+            self.proc: subprocess.Popen[bytes] = subprocess.Popen(
+                list(argv), cwd=cwd, env=dict(env), stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, stderr=log, start_new_session=True,
+            )
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def output(self) -> int:
+        """The file descriptor its answers arrive on."""
+        assert self.proc.stdout is not None
+        return self.proc.stdout.fileno()
+
+    def send(self, data: bytes) -> None:
+        """Write to its stdin (OSError once it stopped reading)."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def wait(self) -> int:
+        return self.proc.wait()
+
+    def end(self, timeout_s: float) -> None:
+        """Close its stdin, let it exit within `timeout_s`, else end its group; reap it."""
+        with contextlib.suppress(OSError):
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            end_group(self.proc.pid, lambda: self.proc.poll() is not None)
+            self.proc.wait()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from mutharness.errors import BaselineError, MutharnessError, WorkspaceError
-from mutharness.lab.scenario import Lab, Ran, Scenario, run_scenario
+from mutharness.lab.scenario import Lab, Ran, Scenario, prove, run_scenario
 from mutharness.pins import Pin
 from mutharness.runners.base import RunFacts
 from mutharness.skips import SkipCount, SkipRules
@@ -133,7 +133,8 @@ def measure(
     mutation_timeout: Callable[[float], float], rules: SkipRules,
 ) -> Baseline:
     """`observe`, then the count: passes plus approved skips must be the spec's pin (a
-    drifted count stops the spec, with the pin it measured)."""
+    drifted count stops the spec, with the pin it measured); then the runner's proof run
+    (after every baseline run, so that it never shifts what they observe)."""
     observed = observe(spec, lab, runs, timeout_s, isolation, rules)
     approved = len(observed.skips.approved)
     for number, facts in enumerate(observed.runs, 1):
@@ -143,4 +144,5 @@ def measure(
                 facts, observed.pin(spec),
             )
     slowest = max(observed.runs, key=lambda facts: facts.duration_s)  # sets the timeout
+    prove(Scenario.proof(spec, timeout_s), lab, observed.runs[-1])
     return Baseline(slowest, mutation_timeout(slowest.duration_s), observed.pin(spec))

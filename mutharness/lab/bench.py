@@ -63,7 +63,8 @@ def opened(
     listener.phase(Phase.MATERIALISING)
     workspace = Workspace.create(source, temp_dir, included)
     isolation = Isolation(source.root, workspace.base, workspace.root.resolve())
-    runners = Runners(RunnerSetup(options, dict(environ), isolation, workspace.scratch))
+    runners = Runners(RunnerSetup(options, dict(environ), isolation, workspace.scratch,
+                                  listener.note))
     remove = True
     try:
         runners.start(specs)

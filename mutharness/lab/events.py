@@ -40,6 +40,7 @@ class Listener(Protocol):
     def selected(self, selection: Selection) -> None: ...
     def proving(self, proof: Proof) -> None: ...
     def sharded(self, plan: ShardPlan) -> None: ...
+    def note(self, text: str) -> None: ...
 
 
 class Silent:
@@ -70,4 +71,7 @@ class Silent:
         """Nothing to show."""
 
     def sharded(self, plan: ShardPlan) -> None:
+        """Nothing to show."""
+
+    def note(self, text: str) -> None:
         """Nothing to show."""

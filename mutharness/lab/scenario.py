@@ -23,6 +23,7 @@ class Kind(StrEnum):
     BASELINE = "baseline"  # the tests as committed
     MUTANT = "mutant"  # the tests with one mutation in place
     REVERTED = "reverted"  # the tests with a fix's files put back as they were (red-first)
+    PROOF = "proof"  # the tests as committed again, after a green baseline (Runner.prove)
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,11 @@ class Scenario:
     def baseline(cls, spec: Spec, number: int, timeout_s: float) -> Scenario:
         """Baseline run `number` (1-based)."""
         return cls(spec, Kind.BASELINE, f"baseline-{number}", timeout_s)
+
+    @classmethod
+    def proof(cls, spec: Spec, timeout_s: float) -> Scenario:
+        """The runner's proof run after a green baseline."""
+        return cls(spec, Kind.PROOF, "proof", timeout_s)
 
     @classmethod
     def reverted(cls, spec: Spec, timeout_s: float) -> Scenario:
@@ -99,17 +105,28 @@ def _splice(scenario: Scenario, mutation: Mutation, original: bytes) -> Splice:
     return splice
 
 
-def run_scenario(scenario: Scenario, lab: Lab) -> Ran:
-    """Run one scenario: put its mutant in place (if any), run the tests, put the original
-    bytes back (signals held meanwhile), then settle the workspace."""
-    workspace, listener = lab.workspace, lab.listener
-    runner = lab.runner_for(scenario.spec)
-    request = RunRequest(
+def _request(scenario: Scenario, workspace: Workspace) -> RunRequest:
+    return RunRequest(
         scenario.spec.tests, workspace.root,
         workspace.scratch(f"runs/{scenario.spec.id}/{scenario.name}"), scenario.timeout_s,
         collect_only=scenario.kind is Kind.COLLECT, keep_going=scenario.kind is Kind.REVERTED,
         first_failure=scenario.first_failure,
     )
+
+
+def prove(scenario: Scenario, lab: Lab, baseline: RunFacts) -> None:
+    """Let the runner prove its faster runs against a green `baseline`, then settle the
+    workspace (what the proof run changed is reset, as after every run)."""
+    lab.runner_for(scenario.spec).prove(_request(scenario, lab.workspace), baseline)
+    lab.workspace.settle()
+
+
+def run_scenario(scenario: Scenario, lab: Lab) -> Ran:
+    """Run one scenario: put its mutant in place (if any), run the tests, put the original
+    bytes back (signals held meanwhile), then settle the workspace."""
+    workspace, listener = lab.workspace, lab.listener
+    runner = lab.runner_for(scenario.spec)
+    request = _request(scenario, workspace)
     mutation = scenario.mutation
     if mutation is None:
         facts = runner.run(request)

@@ -105,6 +105,10 @@ class Console:
         """A user-facing error on stderr."""
         self.line(f"mutharness: error: {error.message()}", "red", err=True)
 
+    def note(self, text: str) -> None:
+        """Something the user should know that changes no verdict, on stderr."""
+        self.line(f"mutharness: note: {text}", "yellow", err=True)
+
     def phase(self, phase: Phase) -> None:
         """Phase transitions print nothing: the lines that follow say what happened."""
 

@@ -17,12 +17,14 @@ from mutharness.runners.base import Isolation, Runner
 @dataclass(frozen=True)
 class RunnerSetup:
     """What a runner is made from: the options, our environment, where its code must come
-    from, and a maker of fresh scratch directories (outside the checkout)."""
+    from, a maker of fresh scratch directories (outside the checkout), and where to say
+    what the user should know (a runner's fall-back)."""
 
     options: Options
     environ: Mapping[str, str]
     isolation: Isolation
     scratch: Callable[[str], Path]
+    note: Callable[[str], None] = lambda text: None  # tells the user something, once
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,9 @@ def _pytest(setup: RunnerSetup) -> Runner:
         str(Path(python).absolute()) if setup.options["python"] else python,
         setup.environ, pycache, setup.isolation, setup.options["pytest-addopts"],
         probe_dir=setup.scratch("probe"),
+        server_dir=(setup.scratch("forkserver") if setup.options["pytest-runner"] == "forked"
+                    else None),
+        note=setup.note,
     )
 
 

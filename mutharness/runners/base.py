@@ -193,8 +193,9 @@ class SpecFiles:
 class Runner(Protocol):
     """Runs a spec's tests in a workspace and records the facts; one per workspace.
 
-    The lifecycle is `start` (probe the tool, once), then any number of `run`s, then `close`
-    (always, also after an error): a warm runner keeps its server between them."""
+    The lifecycle is `start` (probe the tool, once), then any number of `run`s (and a `prove`
+    after each green baseline), then `close` (always, also after an error): a warm runner
+    keeps its server between them."""
 
     @property
     def name(self) -> str: ...
@@ -214,6 +215,11 @@ class Runner(Protocol):
         ...
 
     def run(self, request: RunRequest) -> RunFacts: ...
+
+    def prove(self, request: RunRequest, baseline: RunFacts) -> None:
+        """After a green `baseline` of `request`'s tests, make later runs of them faster where
+        the runner can show they give the same facts (the warm runner's forked proof run)."""
+        ...
 
     def isolation_problem(self, facts: RunFacts, files: SpecFiles) -> MutharnessError | None:
         """Why a run's code did not come from the workspace (None when it did)."""

@@ -241,6 +241,9 @@ class NodeRunner:
         self.version = text.removeprefix("v")
         return {"node": self.version}
 
+    def prove(self, request: RunRequest, baseline: RunFacts) -> None:
+        """Nothing to prove: every node run is a fresh process."""
+
     def close(self) -> None:
         """Nothing outlives a run of this runner."""
 

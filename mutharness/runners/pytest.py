@@ -8,7 +8,7 @@ import os
 import re
 import shutil
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -22,7 +22,14 @@ from mutharness.errors import (
     MutharnessError,
     ShadowedImportError,
 )
-from mutharness.imports import ImportRecord, copies, loaded_file, read_record, shadowed
+from mutharness.imports import (
+    ImportRecord,
+    copies,
+    loaded_below,
+    loaded_file,
+    read_record,
+    shadowed,
+)
 from mutharness.paths import path_problem
 from mutharness.runners.base import (
     Isolation,
@@ -35,6 +42,8 @@ from mutharness.runners.base import (
     TestOutcome,
     log_tail,
 )
+from mutharness.runners.forked import MODULE as SERVER_MODULE
+from mutharness.runners.forked import ForkServer, ServerUnusable
 from mutharness.runners.sandbox import sandboxed
 
 NAME = "pytest"
@@ -324,6 +333,7 @@ class PytestRunner:
         self, python: str, environ: Mapping[str, str], pycache: Path,
         isolation: Isolation | None = None, addopts: str | None = None,
         user_base: str | None = None, probe_dir: Path | None = None,
+        server_dir: Path | None = None, note: Callable[[str], None] | None = None,
     ) -> None:
         self.python = python
         self.environ = dict(environ)
@@ -332,6 +342,13 @@ class PytestRunner:
         self.addopts = addopts  # replaces the project's `addopts` (the pytest-addopts option)
         self.user_base = user_base  # the interpreter's user site base, kept under a private HOME
         self.probe_dir = probe_dir or pycache.parent / "probe"
+        # the warm runner (a forked child per run) when given a directory for its server and
+        # fork() exists; `fallback` says why it is no longer used, `note` tells the user once
+        self.server_dir = server_dir if hasattr(os, "fork") else None
+        self.note = note or (lambda text: None)
+        self.server: ForkServer | None = None
+        self.fallback: str | None = None
+        self.proven: set[tuple[str, ...]] = set()  # test sets whose forked run matched
 
     def start(self) -> dict[str, str]:
         """The interpreter probed: pytest's floor, pytest-json-report; versions for the results."""
@@ -343,7 +360,41 @@ class PytestRunner:
         return found
 
     def close(self) -> None:
-        """Nothing outlives a run of this runner."""
+        """Stop the warm server, if one runs (nothing else outlives a run of this runner)."""
+        if self.server is not None:
+            self.server.close()
+            self.server = None
+
+    def _fall_back(self, reason: str) -> None:
+        """Use a fresh process per run from now on, and say why (once)."""
+        if self.fallback is None:
+            self.fallback = reason
+            self.note(f"pytest runs in a fresh process per run from now on: {reason}")
+        self.close()
+
+    def _server(self) -> ForkServer | None:
+        """The warm server, started on first use (None once the runner fell back)."""
+        if self.fallback is not None or self.server_dir is None:
+            return None
+        if self.server is None:
+            directory = self.server_dir
+            if directory.exists():
+                shutil.rmtree(directory)
+            directory.mkdir(parents=True)
+            boot = directory / "boot"
+            self._boot(boot)
+            (boot / f"{SERVER_MODULE}.py").write_bytes(
+                resources.files("mutharness").joinpath("_forkserver.py").read_bytes()
+            )
+            cwd = directory / "cwd"
+            cwd.mkdir()
+            env = self.environment(cwd, directory, boot)
+            try:
+                self.server = ForkServer.start(self.python, env, cwd, directory / "server.log")
+            except (ServerUnusable, OSError) as error:
+                self._fall_back(f"the warm pytest server did not start: {_reason(error)}")
+                return None
+        return self.server
 
     @property
     def collects(self) -> bool:
@@ -402,15 +453,54 @@ class PytestRunner:
         env["PYTHONPATH"] = os.pathsep.join([str(boot), *entries])
         return env
 
-    def run(self, request: RunRequest) -> RunFacts:
-        """Run the request's tests in its `cwd`; its `scratch` holds this run's files."""
-        cwd, scratch = request.cwd, request.scratch
-        boot = scratch / "boot"
+    @staticmethod
+    def _boot(boot: Path) -> None:
+        """A run's start-up directory: the probe plugin and the start-up hook."""
         boot.mkdir()
         package = resources.files("mutharness")
         (boot / f"{PROBE_MODULE}.py").write_bytes(package.joinpath("_probe.py").read_bytes())
         (boot / "sitecustomize.py").write_bytes(package.joinpath("_startup.py").read_bytes())
         (boot / BOOT_MARKER).write_text("the start-up directory of one mutharness run\n")
+
+    def run(self, request: RunRequest) -> RunFacts:
+        """Run the request's tests in its `cwd`; its `scratch` holds this run's files: in a
+        forked child once `prove` has shown the warm runner gives these tests' facts."""
+        server = self.server if request.tests in self.proven else None
+        if server is None or request.collect_only or request.keep_going:
+            return self._run(request, request.scratch, None)
+        try:
+            return self._run(request, request.scratch, server)
+        except ServerUnusable as error:
+            self._fall_back(f"the warm pytest server failed: {error.reason}")
+            return self._run(request, _fresh(request.scratch / "again"), None)
+
+    def prove(self, request: RunRequest, baseline: RunFacts) -> None:
+        """Run the tests of a green `baseline` (a fresh process's) once more, forked: the same
+        facts make later runs of these tests forked children; any difference, or a server
+        that fails, makes every later run a fresh process (and the user is told why)."""
+        if request.tests in self.proven or baseline.timed_out:
+            return
+        server = self._server()
+        if server is None:
+            return
+        try:
+            forked = self._run(request, request.scratch, server)
+        except ServerUnusable as error:
+            self._fall_back(f"the warm pytest server failed: {error.reason}")
+            return
+        difference = differences(baseline, forked, request.cwd)
+        if difference is not None:
+            self._fall_back(
+                f"a forked run of {' '.join(request.tests)} differed from a fresh process's "
+                f"({difference})"
+            )
+        else:
+            self.proven.add(request.tests)
+
+    def _run(self, request: RunRequest, scratch: Path, server: ForkServer | None) -> RunFacts:
+        cwd = request.cwd
+        boot = scratch / "boot"
+        self._boot(boot)
         report = scratch / "report.json"
         for root in {cwd.absolute(), cwd.resolve()}:  # as imported, and with links resolved
             stale = self.pycache / root.relative_to(root.anchor)
@@ -418,11 +508,14 @@ class PytestRunner:
                 shutil.rmtree(stale)
         env = self.environment(cwd, scratch, boot)
         started_wall = time.time()
-        result = process.run(
-            self.argv(request.tests, cwd, report, request.collect_only, request.keep_going,
-                      request.first_failure),
-            cwd=cwd, env=env, log_path=scratch / "pytest.log", timeout_s=request.timeout_s,
-        )
+        argv = self.argv(request.tests, cwd, report, request.collect_only, request.keep_going,
+                         request.first_failure)
+        if server is not None:
+            result = server.run(argv[3:], cwd=cwd, env=env, log_path=scratch / "pytest.log",
+                                timeout_s=request.timeout_s)
+        else:
+            result = process.run(argv, cwd=cwd, env=env, log_path=scratch / "pytest.log",
+                                 timeout_s=request.timeout_s)
         state, document = read_report(report, started_wall, result.returncode)
         probe = _read_json(scratch / "probe.json")
         if state is ReportState.OK and not probe:
@@ -478,6 +571,61 @@ class PytestRunner:
     def loaded(self, facts: RunFacts, path: Path) -> bool | None:
         """Whether any process of the run imported the mutated `.py` file."""
         return loaded_file(_imports(facts), path) if path.suffix == ".py" else None
+
+
+def _fresh(path: Path) -> Path:
+    """An empty directory at `path` (what a run before left there removed)."""
+    if path.exists():
+        shutil.rmtree(path)
+    path.mkdir(parents=True)
+    return path
+
+
+def _reason(error: BaseException) -> str:
+    if isinstance(error, ServerUnusable):
+        return error.reason
+    return str(getattr(error, "strerror", None) or error)
+
+
+def differences(fresh: RunFacts, forked: RunFacts, cwd: Path) -> str | None:
+    """The first way the forked run's facts differ from the fresh process's (None: alike)."""
+    def outcomes(facts: RunFacts) -> dict[str, tuple[str, str]]:
+        return {o.nodeid: (o.outcome.value, o.reason) for o in facts.outcomes}
+
+    before, after = outcomes(fresh), outcomes(forked)
+    changed = [
+        f"{nodeid} {before.get(nodeid, ('not run',))[0]} against "
+        f"{after.get(nodeid, ('not run',))[0]}"
+        for nodeid in dict.fromkeys([*before, *after]) if before.get(nodeid) != after.get(nodeid)
+    ]
+    if changed or list(before) != list(after):
+        return "test outcomes: " + ("; ".join(changed[:3]) or "the same tests in another order")
+
+    def extension(facts: RunFacts) -> tuple[object, ...]:
+        found = facts.extension
+        if not isinstance(found, PytestFacts):
+            return ()
+        return (found.pytest_exit, found.config_file, found.distributed)
+
+    compared: tuple[tuple[str, Callable[[RunFacts], object]], ...] = (
+        ("exit status", lambda facts: facts.exit_status),
+        ("timed out", lambda facts: facts.timed_out),
+        ("report", lambda facts: facts.report),
+        ("collection errors", lambda facts: facts.collection_errors),
+        ("pytest's exit code, config file or xdist use", extension),
+        ("modules loaded from the workspace", lambda facts: loaded_below(_imports(facts), cwd)),
+    )
+    for what, fact in compared:
+        if fact(fresh) != fact(forked):
+            return f"{what}: {_brief(fact(fresh))} against {_brief(fact(forked))}"
+    return None
+
+
+def _brief(value: object) -> str:
+    if isinstance(value, frozenset):
+        value = sorted(value)
+    text = repr(value)
+    return text if len(text) <= 200 else text[:200] + "..."
 
 
 def _imports(facts: RunFacts) -> ImportRecord:

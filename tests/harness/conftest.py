@@ -292,6 +292,7 @@ class Recorder:
         self.errors: list[str] = []
         self.results: list[Any] = []
         self.phases: list[str] = []  # engine.Phase transitions, kept apart from `events`
+        self.notes: list[str] = []  # what the runners told the user (a warm runner fall-back)
 
     def phase(self, phase: Any) -> None:
         self.phases.append(str(phase))
@@ -321,6 +322,9 @@ class Recorder:
 
     def sharded(self, plan: Any) -> None:
         self.events.append(f"shard {plan.shard}")
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
 
 
 @pytest.fixture

@@ -172,7 +172,7 @@ def test_a_daemon_that_escaped_group_and_marker_is_killed_before_the_next_run(
 
         assert done.code == 0, done.out + done.err
         assert [m["verdict"] for m in mutations_of(project.root)] == ["CAUGHT", "SURVIVED"]
-        assert len(daemons) == 3  # the baseline's and each mutant's
+        assert len(daemons) == 4  # the baseline's, the warm runner's proof's, each mutant's
         assert [pid for pid in daemons if alive(pid)] == []
 
 

@@ -1,0 +1,230 @@
+"""Warm pytest server copied into a run's start-up directory: imports pytest once, forks per run.
+
+`python -m _mutharness_forkserver` runs in the tests' interpreter, with the environment of a
+run (the start-up hook is active), in a scratch directory outside the workspace. It imports
+pytest and its built-in plugins, never workspace code: it refuses (and the harness falls back
+to a fresh process per run) when anything it imported came from the workspace or the user's
+repository. Then, for each request the harness sends (one JSON line on stdin: the pytest
+arguments, the working directory, the environment, the log file), it forks a child that makes
+itself look like a fresh `python -m pytest` (its own session, the run's environment and
+directory, `sys.path[0]` and `sys.argv` as `-m` sets them, the import log reopened for the
+run), runs pytest in-process and exits; the server answers `{"pid": N}` at once and
+`{"status": S}` (a `Popen.returncode`) when the child has gone.
+
+Plugins that pytest loads through entry points are not imported here: pytest rewrites the
+asserts of those modules and warns about (or, under `-W error`, fails on) ones imported
+before it starts. The project's own code, its conftests and test modules are imported by each
+child, fresh from the workspace, so a mutant in module-level code is executed.
+
+It runs in the tests' interpreter, which may be older than the harness's: Python 3.8 syntax,
+standard library only (and pytest).
+"""
+
+from __future__ import annotations
+
+import sys
+
+AT_START = frozenset(sys.modules)  # loaded before any path entry of a run's directory existed
+
+import atexit  # noqa: E402
+import contextlib  # noqa: E402
+import importlib  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import signal  # noqa: E402
+import tempfile  # noqa: E402
+import traceback  # noqa: E402
+from typing import Any  # noqa: E402
+
+STARTUP = "_mutharness_startup"  # the start-up hook, as it registers itself
+USER_ROOT = "MUTHARNESS_USER_ROOT"
+WORKSPACE_ROOT = "MUTHARNESS_WORKSPACE_ROOT"
+IMPORTS = "MUTHARNESS_IMPORTS"
+CHILD_FAILED = 70  # the child could not get pytest started (its traceback is in the log)
+
+
+class Channel:
+    """The harness's requests (fd 0 at start) and the answers (fd 1), moved off the standard
+    streams so that nothing printed can corrupt them, and closed in every child."""
+
+    def __init__(self) -> None:
+        self.inp = os.dup(0)
+        self.out = os.dup(1)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        os.dup2(2, 1)  # stray output goes to the server's log
+        self.buffer = b""
+
+    def send(self, message: dict[str, Any]) -> None:
+        data = (json.dumps(message) + "\n").encode()
+        while data:
+            data = data[os.write(self.out, data):]
+
+    def receive(self) -> dict[str, Any] | None:
+        while b"\n" not in self.buffer:
+            chunk = os.read(self.inp, 65536)
+            if not chunk:
+                return None
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        found = json.loads(line.decode())
+        return found if isinstance(found, dict) else None
+
+    def close(self) -> None:
+        for fd in (self.inp, self.out):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def _within(path: str, roots: list[str]) -> bool:
+    real = os.path.normcase(os.path.realpath(path))
+    return any(real == root or real.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
+
+
+def preload() -> str | None:
+    """Import pytest and its built-in plugins; why the server must not be used (else None)."""
+    import pytest  # noqa: F401
+    from _pytest import config
+
+    for name in tuple(getattr(config, "essential_plugins", ())) + tuple(config.default_plugins):
+        with contextlib.suppress(Exception):  # an optional one: the child imports it, or not
+            importlib.import_module("_pytest." + name)
+    user = os.environ.get(USER_ROOT)
+    workspace = os.environ.get(WORKSPACE_ROOT)
+    if not user or not workspace:
+        return None
+    user, workspace = (os.path.normcase(os.path.realpath(root)) for root in (user, workspace))
+    for name, module in sorted(sys.modules.items()):
+        origin = getattr(module, "__file__", None)
+        if isinstance(origin, str) and _workspace_code(origin, user, workspace):
+            return (f"importing pytest loaded {name} from {origin}, a file of the "
+                    "repository: a forked child would keep that copy")
+    return _shadowed(workspace)
+
+
+def _workspace_code(origin: str, user: str, workspace: str) -> bool:
+    """A file of the checkout, or the user's copy of one (not an untracked venv's)."""
+    real = os.path.normcase(os.path.realpath(origin))
+    if _within(real, [workspace]):
+        return True
+    if not _within(real, [user]):
+        return False
+    return os.path.exists(os.path.join(workspace, os.path.relpath(real, user)))
+
+
+def _shadowed(workspace: str) -> str | None:
+    """A module the server holds that a run would import from the workspace instead: a
+    `name.py` or `name/` in the run's directory (`-m` puts it first on sys.path) or in a
+    path entry inside the checkout."""
+    places = [workspace] + [entry for entry in sys.path
+                            if isinstance(entry, str) and entry and _within(entry, [workspace])]
+    names = sorted({name.split(".", 1)[0] for name in sys.modules} - AT_START)
+    for place in places:
+        for name in names:
+            for candidate in (os.path.join(place, name + ".py"), os.path.join(place, name)):
+                if os.path.exists(candidate):
+                    return (f"the workspace's {candidate} would shadow {name}, which the "
+                            "server imported from elsewhere")
+    return None
+
+
+def _path(request: dict[str, Any], server_cwd_entry: str | None, boot: str) -> list[str]:
+    """The child's sys.path: the server's, with `-m`'s first entry for the run's directory and
+    the run's start-up directory for the server's."""
+    entries = list(sys.path)
+    if server_cwd_entry is not None and entries and entries[0] == server_cwd_entry:
+        entries[0] = request["cwd"] if server_cwd_entry else server_cwd_entry
+    pythonpath = request["env"].get("PYTHONPATH", "").split(os.pathsep)
+    run_boot = pythonpath[0] if pythonpath and pythonpath[0] else boot
+    return [run_boot if entry == boot else entry for entry in entries]
+
+
+def _exit_code(code: Any) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    sys.stderr.write(f"{code}\n")
+    return 1
+
+
+def child(request: dict[str, Any], channel: Channel, server_cwd_entry: str | None,
+          boot: str) -> None:
+    """Become the run (never returns): a fresh `python -m pytest` as far as the tests see."""
+    code = CHILD_FAILED
+    try:
+        channel.close()
+        os.setsid()
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        os.close(log)
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        tempfile.tempdir = None  # the run's TMPDIR, not the server's
+        sys.path[:] = _path(request, server_cwd_entry, boot)
+        sys.path_importer_cache.clear()
+        importlib.invalidate_caches()
+        import pytest
+
+        main_file = os.path.join(os.path.dirname(os.path.abspath(pytest.__file__)),
+                                 "__main__.py")
+        sys.argv = [main_file, *request["args"]]
+        startup = sys.modules.get(STARTUP)
+        reopen = getattr(startup, "reopen", None)
+        if reopen is not None:
+            reopen(os.environ.get(IMPORTS))
+        try:
+            code = _exit_code(pytest.main(request["args"]))
+        except SystemExit as stop:
+            code = _exit_code(stop.code)
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        try:
+            atexit._run_exitfuncs()
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+def _returncode(status: int) -> int:
+    if os.WIFSIGNALED(status):
+        return -os.WTERMSIG(status)
+    return os.WEXITSTATUS(status)
+
+
+def serve() -> None:
+    """Preload, say whether the server can be used, then serve requests until stdin closes."""
+    channel = Channel()
+    safe_path = bool(getattr(sys.flags, "safe_path", False))
+    server_cwd_entry = None if safe_path or not sys.path else sys.path[0]
+    boot = os.path.dirname(os.path.abspath(__file__))
+    try:
+        problem = preload()
+    except Exception as error:
+        problem = f"importing pytest failed: {error!r}"
+    channel.send({"ready": problem is None, "problem": problem})
+    if problem is not None:
+        return
+    while True:
+        request = channel.receive()
+        if request is None:
+            return
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            child(request, channel, server_cwd_entry, boot)
+        channel.send({"pid": pid})
+        _, status = os.waitpid(pid, 0)
+        channel.send({"status": _returncode(status)})
+
+
+if __name__ == "__main__":
+    serve()

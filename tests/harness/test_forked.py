@@ -1,0 +1,273 @@
+"""The warm forked pytest runner: the verdicts of a fresh process per run, at a fork's cost."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import Completed, Project, git
+
+from mutharness.results import from_json, to_json
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+ProjectFactory = Callable[..., Project]
+Cli = Callable[..., Completed]
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux",
+                                reason="the warm runner forks; its runs are told apart by /proc")
+
+CONFTEST = '''\
+import os
+
+import pytest
+
+
+def _parent_is_the_server():
+    try:
+        with open(f"/proc/{os.getppid()}/cmdline", "rb") as handle:
+            return b"_mutharness_forkserver" in handle.read()
+    except OSError:
+        return False
+
+
+def pytest_sessionstart(session):
+    forked = _parent_is_the_server()
+    with open(os.environ["RUNS_LOG"], "a", encoding="utf-8") as log:
+        log.write(("forked" if forked else "fresh") + "\\n")
+    if forked and os.environ.get("KILL_THE_SERVER"):
+        os.kill(os.getppid(), 9)
+
+
+@pytest.fixture
+def seven():
+    return 7
+'''
+
+CORE = '''\
+LIMIT = 10
+UNUSED = 1
+
+
+def doubled(function):
+    def wrapper(value):
+        return 2 * function(value)
+    return wrapper
+
+
+@doubled
+def scaled(value):
+    return value + 1
+
+
+class Shape:
+    sides = 4
+'''
+
+INIT = 'from .core import LIMIT, Shape, scaled\n\nVERSION = "1"\n'
+
+TESTS = '''\
+import pkg
+
+
+def test_limit():
+    assert pkg.LIMIT == 10
+
+
+def test_scaled():
+    assert pkg.scaled(1) == 4
+
+
+def test_sides():
+    assert pkg.Shape.sides == 4
+
+
+def test_version():
+    assert pkg.VERSION == "1"
+
+
+def test_fixture(seven):
+    assert seven == 7
+'''
+
+
+def _mutation(name: str, file: str, anchor: str, replacement: str,
+              caught: bool = True) -> dict[str, object]:
+    found: dict[str, object] = {"name": name, "file": file, "anchor": anchor,
+                                "replacement": replacement}
+    if not caught:
+        found["expectCaught"] = False
+    return found
+
+
+IMPORT_TIME = {
+    "tests": ["tests/test_pkg.py"],
+    "expectBaselinePass": 5,
+    "mutations": [
+        _mutation("a module constant", "src/pkg/core.py", "LIMIT = 10", "LIMIT = 11"),
+        _mutation("a decorator's body", "src/pkg/core.py", "return 2 * function",
+                  "return 3 * function"),
+        _mutation("a decorator removed", "src/pkg/core.py", "@doubled\n", ""),
+        _mutation("a class body", "src/pkg/core.py", "sides = 4", "sides = 5"),
+        _mutation("the package's __init__", "src/pkg/__init__.py", 'VERSION = "1"',
+                  'VERSION = "2"'),
+        _mutation("a conftest fixture", "tests/conftest.py", "return 7", "return 8"),
+        _mutation("SURVIVOR (documented): an unused constant", "src/pkg/core.py",
+                  "UNUSED = 1", "UNUSED = 2", caught=False),
+    ],
+}
+
+
+@pytest.fixture
+def project(make_project: ProjectFactory) -> Project:
+    """A src-layout package whose mutations all act at import time."""
+    made = make_project()
+    made.write("pyproject.toml", '[tool.pytest.ini_options]\npythonpath = ["src"]\n')
+    made.write("src/pkg/__init__.py", INIT)
+    made.write("src/pkg/core.py", CORE)
+    made.write("tests/conftest.py", CONFTEST)
+    made.write("tests/test_pkg.py", TESTS)
+    made.spec("imports", IMPORT_TIME)
+    made.commit("a package with import-time code")
+    return made
+
+
+def _verify(cli: Cli, project: Project, name: str, *flags: str,
+            **env: str) -> tuple[Completed, dict[str, object], list[str]]:
+    """`verify specs/imports.json`: what it printed, its timing-free results, the runs' log."""
+    here = project.root.parent
+    log = here / f"{name}.log"
+    done = cli(project.root, "verify", "specs/imports.json", "--json", str(here / f"{name}.json"),
+               *flags, env={**os.environ, "PYTHONIOENCODING": "utf-8", "RUNS_LOG": str(log),
+                            **env})
+    results = json.loads((here / f"{name}.json").read_text("utf-8"))
+    runs = log.read_text("utf-8").split() if log.exists() else []
+    return done, to_json(from_json(results), timings=False), runs
+
+
+def _without_settings(results: dict[str, object]) -> dict[str, object]:
+    return {key: value for key, value in results.items() if key != "settings"}
+
+
+def test_import_time_mutations_get_the_same_verdicts_forked_as_in_fresh_processes(
+    project: Project, cli: Cli
+) -> None:
+    fresh, fresh_results, fresh_runs = _verify(cli, project, "fresh", "--pytest-runner",
+                                               "subprocess")
+    forked, forked_results, forked_runs = _verify(cli, project, "forked")
+
+    assert fresh.code == 0, fresh.out + fresh.err
+    assert forked.code == 0, forked.out + forked.err
+    assert _without_settings(forked_results) == _without_settings(fresh_results)
+    assert "note:" not in forked.err
+    assert fresh_runs == ["fresh"] * 9  # the collect probe, the baseline, seven mutants
+    # the probe and the baseline in fresh processes, the baseline again forked (the proof),
+    # then every mutant forked
+    assert forked_runs == ["fresh", "fresh", "forked"] + ["forked"] * 7
+    assert git(project.root, "status", "--porcelain") == ""
+
+
+def test_a_run_whose_tests_see_the_fork_falls_back_and_says_why(
+    project: Project, cli: Cli
+) -> None:
+    project.write("tests/test_main.py", (
+        "import os\n\nimport __main__\n\n\n"
+        "def test_main_is_pytests():\n"
+        "    assert os.path.basename(os.path.dirname(__main__.__file__)) == 'pytest'\n"
+    ))
+    project.spec("imports", {**IMPORT_TIME, "tests": ["tests/test_pkg.py", "tests/test_main.py"],
+                             "expectBaselinePass": 6})
+    project.commit("a test that looks at __main__")
+
+    fresh, fresh_results, _ = _verify(cli, project, "fresh", "--pytest-runner", "subprocess")
+    forked, forked_results, forked_runs = _verify(cli, project, "forked")
+
+    assert fresh.code == 0, fresh.out + fresh.err
+    assert forked.code == 0, forked.out + forked.err
+    assert _without_settings(forked_results) == _without_settings(fresh_results)
+    assert "a forked run of tests/test_pkg.py tests/test_main.py differed" in forked.err
+    assert "test_main_is_pytests" in forked.err
+    assert forked.err.count("note:") == 1
+    assert forked_runs == ["fresh", "fresh", "forked"] + ["fresh"] * 7
+
+
+def test_a_workspace_module_that_would_shadow_one_the_server_holds_means_no_server(
+    project: Project, cli: Cli
+) -> None:
+    project.write("pprint.py", (
+        "import importlib.util, os, sysconfig\n"
+        "_spec = importlib.util.spec_from_file_location(\n"
+        "    'pprint', os.path.join(sysconfig.get_paths()['stdlib'], 'pprint.py'))\n"
+        "_real = importlib.util.module_from_spec(_spec)\n"
+        "_spec.loader.exec_module(_real)\n"
+        "globals().update({k: v for k, v in vars(_real).items() if not k.startswith('__')})\n"
+        "SHADOWED = True\n"
+    ))
+    project.write("tests/test_shadow.py", (
+        "import pprint\n\n\ndef test_the_workspace_pprint_is_imported():\n"
+        "    assert getattr(pprint, 'SHADOWED', False)\n"
+    ))
+    project.spec("imports", {**IMPORT_TIME, "tests": ["tests/test_pkg.py", "tests/test_shadow.py"],
+                             "expectBaselinePass": 6})
+    project.commit("a pprint of its own")
+
+    forked, _, forked_runs = _verify(cli, project, "forked")
+
+    assert forked.code == 0, forked.out + forked.err
+    assert "would shadow pprint" in forked.err
+    assert forked_runs == ["fresh"] * 9
+
+
+def test_a_server_that_dies_leaves_the_verdicts_to_fresh_processes(
+    project: Project, cli: Cli
+) -> None:
+    fresh, fresh_results, _ = _verify(cli, project, "fresh", "--pytest-runner", "subprocess")
+    forked, forked_results, forked_runs = _verify(cli, project, "forked", KILL_THE_SERVER="1")
+
+    assert fresh.code == 0, fresh.out + fresh.err
+    assert forked.code == 0, forked.out + forked.err
+    assert _without_settings(forked_results) == _without_settings(fresh_results)
+    assert "the warm pytest server failed: the server exited" in forked.err
+    assert forked_runs == ["fresh", "fresh", "forked"] + ["fresh"] * 7
+
+
+def test_the_runner_option_accepts_only_the_runners_there_are(project: Project, cli: Cli) -> None:
+    done = cli(project.root, "verify", "specs/imports.json", "--pytest-runner", "spawn")
+    project.write("mutharness.toml", 'pytest-runner = "spawn"\n')
+    project.commit("a runner that does not exist")
+    configured = cli(project.root, "verify", "specs/imports.json")
+
+    assert done.code == 2
+    assert "'spawn' is not one of 'forked', 'subprocess'" in done.err
+    assert configured.code == 2
+    assert "pytest-runner: must be one of forked, subprocess, not 'spawn'" in configured.err
+
+
+def _bundled_pytest_specs() -> list[str]:
+    return [
+        f"specs/{path.name}" for path in sorted((REPOSITORY / "specs").glob("*.json"))
+        if "mutations" in (document := json.loads(path.read_text("utf-8")))
+        and document.get("runner", "pytest") == "pytest"
+    ]
+
+
+def test_every_bundled_pytest_spec_gets_the_same_verdicts_forked_as_in_fresh_processes(
+    cli: Cli, tmp_path: Path
+) -> None:
+    specs = _bundled_pytest_specs()
+    assert len(specs) >= 8, specs
+    results = {}
+    for runner in ("subprocess", "forked"):
+        out = tmp_path / f"{runner}.json"
+        done = cli(REPOSITORY, "verify", *specs, "--allow-dirty", "--pytest-runner", runner,
+                   "--json", str(out), env={**os.environ, "PYTHONIOENCODING": "utf-8"})
+        assert done.code == 0, done.out + done.err
+        assert "note:" not in done.err, done.err
+        results[runner] = _without_settings(
+            to_json(from_json(json.loads(out.read_text("utf-8"))), timings=False)
+        )
+
+    assert results["forked"] == results["subprocess"]
