@@ -7,9 +7,10 @@ to a fresh process per run) when anything it imported came from the workspace or
 repository. Then, for each request the harness sends (one JSON line on stdin: the pytest
 arguments, the working directory, the environment, the log file), it forks a child that makes
 itself look like a fresh `python -m pytest` (its own session, the run's environment and
-directory, `sys.path[0]` and `sys.argv` as `-m` sets them, the import log reopened for the
-run), runs pytest in-process and exits; the server answers `{"pid": N}` at once and
-`{"status": S}` (a `Popen.returncode`) when the child has gone.
+directory, `sys.path[0]` as `-m` sets it, the import log reopened for the run), runs pytest's
+`__main__` as `-m` does and leaves through the interpreter's own exit; the server answers
+`{"pid": N}` once the child leads its session and `{"status": S}` (a `Popen.returncode`) when
+it has gone.
 
 Plugins that pytest loads through entry points are not imported here: pytest rewrites the
 asserts of those modules and warns about (or, under `-W error`, fails on) ones imported
@@ -26,21 +27,18 @@ import sys
 
 AT_START = frozenset(sys.modules)  # loaded before any path entry of a run's directory existed
 
-import atexit  # noqa: E402
 import contextlib  # noqa: E402
 import importlib  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
-import signal  # noqa: E402
+import runpy  # noqa: E402
 import tempfile  # noqa: E402
-import traceback  # noqa: E402
 from typing import Any  # noqa: E402
 
 STARTUP = "_mutharness_startup"  # the start-up hook, as it registers itself
 USER_ROOT = "MUTHARNESS_USER_ROOT"
 WORKSPACE_ROOT = "MUTHARNESS_WORKSPACE_ROOT"
 IMPORTS = "MUTHARNESS_IMPORTS"
-CHILD_FAILED = 70  # the child could not get pytest started (its traceback is in the log)
 
 
 class Channel:
@@ -130,70 +128,47 @@ def _shadowed(workspace: str) -> str | None:
 
 
 def _path(request: dict[str, Any], server_cwd_entry: str | None, boot: str) -> list[str]:
-    """The child's sys.path: the server's, with `-m`'s first entry for the run's directory and
-    the run's start-up directory for the server's."""
+    """The child's sys.path: the server's, with `-m`'s first entry for the run's directory
+    (as `os.getcwd()` gives it, links resolved) and the run's start-up directory for the
+    server's."""
     entries = list(sys.path)
     if server_cwd_entry is not None and entries and entries[0] == server_cwd_entry:
-        entries[0] = request["cwd"] if server_cwd_entry else server_cwd_entry
+        entries[0] = os.getcwd() if server_cwd_entry else server_cwd_entry
     pythonpath = request["env"].get("PYTHONPATH", "").split(os.pathsep)
     run_boot = pythonpath[0] if pythonpath and pythonpath[0] else boot
     return [run_boot if entry == boot else entry for entry in entries]
 
 
-def _exit_code(code: Any) -> int:
-    if code is None:
-        return 0
-    if isinstance(code, int):
-        return code
-    sys.stderr.write(f"{code}\n")
-    return 1
-
-
 def child(request: dict[str, Any], channel: Channel, server_cwd_entry: str | None,
-          boot: str) -> None:
-    """Become the run (never returns): a fresh `python -m pytest` as far as the tests see."""
-    code = CHILD_FAILED
-    try:
-        channel.close()
-        os.setsid()
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
-        os.dup2(log, 1)
-        os.dup2(log, 2)
-        os.close(log)
-        os.chdir(request["cwd"])
-        os.environ.clear()
-        os.environ.update(request["env"])
-        tempfile.tempdir = None  # the run's TMPDIR, not the server's
-        sys.path[:] = _path(request, server_cwd_entry, boot)
-        sys.path_importer_cache.clear()
-        importlib.invalidate_caches()
-        import pytest
-
-        main_file = os.path.join(os.path.dirname(os.path.abspath(pytest.__file__)),
-                                 "__main__.py")
-        sys.argv = [main_file, *request["args"]]
-        startup = sys.modules.get(STARTUP)
-        reopen = getattr(startup, "reopen", None)
-        if reopen is not None:
-            reopen(os.environ.get(IMPORTS))
-        try:
-            code = _exit_code(pytest.main(request["args"]))
-        except SystemExit as stop:
-            code = _exit_code(stop.code)
-    except BaseException:
-        traceback.print_exc()
-    finally:
-        try:
-            atexit._run_exitfuncs()
-            sys.stdout.flush()
-            sys.stderr.flush()
-        finally:
-            os._exit(code)
+          boot: str, started: int) -> None:
+    """Become the run; never returns: pytest runs as `python -m pytest` runs it (`runpy`,
+    `__main__` and `sys.argv[0]` included) and its SystemExit, or any exception, leaves
+    through the interpreter's own exit (non-daemon threads joined, atexit, finalisation), as
+    a fresh process's does. The server's signal dispositions are a fresh process's: untouched."""
+    channel.close()
+    os.setsid()
+    os.close(started)  # the server names our pid only now: our process group exists
+    log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    os.close(log)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    tempfile.tempdir = None  # the run's TMPDIR, not the server's
+    sys.path[:] = _path(request, server_cwd_entry, boot)
+    sys.path_importer_cache.clear()
+    importlib.invalidate_caches()
+    reopen = getattr(sys.modules.get(STARTUP), "reopen", None)
+    if reopen is not None:
+        reopen(os.environ.get(IMPORTS))
+    sys.argv = ["-m", *request["args"]]  # runpy puts pytest's __main__.py first, as -m does
+    runpy.run_module("pytest", run_name="__main__", alter_sys=True)
+    raise SystemExit(0)  # pytest's __main__ always exits; a fresh process would end here too
 
 
 def _returncode(status: int) -> int:
+    """A wait status as `Popen.returncode` gives it: negative for the signal that killed."""
     if os.WIFSIGNALED(status):
         return -os.WTERMSIG(status)
     return os.WEXITSTATUS(status)
@@ -218,9 +193,14 @@ def serve() -> None:
             return
         sys.stdout.flush()
         sys.stderr.flush()
+        started, told = os.pipe()
         pid = os.fork()
         if pid == 0:
-            child(request, channel, server_cwd_entry, boot)
+            os.close(started)
+            child(request, channel, server_cwd_entry, boot, told)
+        os.close(told)
+        os.read(started, 1)  # end of file once the child leads its own session (or died)
+        os.close(started)
         channel.send({"pid": pid})
         _, status = os.waitpid(pid, 0)
         channel.send({"status": _returncode(status)})

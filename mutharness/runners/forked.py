@@ -33,6 +33,14 @@ class ServerUnusable(Exception):
         self.reason = reason
 
 
+def _pid(answer: dict[str, Any] | None) -> int:
+    """The child's pid from the server's answer to a request."""
+    pid = answer.get("pid") if answer is not None else None
+    if not isinstance(pid, int):
+        raise ServerUnusable(f"the server did not fork a run ({answer!r})")
+    return pid
+
+
 class ForkServer:
     """One running server: requests on its stdin, answers on its stdout, its log a file."""
 
@@ -76,15 +84,18 @@ class ForkServer:
         line = self._line()
         while line is None:
             remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
-            readable, _, _ = select.select(
-                [output], [], [],
-                None if remaining is None else min(remaining, process.POLL_SLICE_S),
-            )
-            if not readable:
+            try:
+                readable, _, _ = select.select(
+                    [output], [], [],
+                    None if remaining is None else min(remaining, process.POLL_SLICE_S),
+                )
+                chunk = os.read(output, 65536) if readable else None
+            except OSError as error:
+                raise ServerUnusable(f"its answers cannot be read ({error.strerror})") from None
+            if chunk is None:
                 if deadline is not None and time.monotonic() >= deadline:
                     return None
                 continue
-            chunk = os.read(output, 65536)
             if not chunk:
                 code = self.proc.wait()
                 raise ServerUnusable(f"the server exited (status {code}){self._said()}")
@@ -108,17 +119,14 @@ class ForkServer:
         self, args: Sequence[str], *, cwd: Path, env: Mapping[str, str], log_path: Path,
         timeout_s: float,
     ) -> process.ProcessResult:
-        """One run of pytest with `args` in a forked child; as `process.run` reports one."""
+        """One run of pytest with `args` in a forked child; as `process.run` reports one.
+        Interrupted at any point (also before the server named the child), the child's
+        session is ended and what it left is reaped before the interrupt goes on."""
         marker = process.new_marker()
         keep = process.children()  # the server, and the caller's own children
         started = time.monotonic()
-        self._send({"args": list(args), "cwd": str(cwd), "log": str(log_path),
-                    "env": {**env, process.RUN_MARKER: marker}})
-        forked = self._answer(ANSWER_TIMEOUT_S)
-        if forked is None or not isinstance(forked.get("pid"), int):
-            raise ServerUnusable(f"the server did not fork a run ({forked!r})")
-        pid: int = forked["pid"]
         held: list[dict[str, Any]] = []
+        pid: int | None = None
 
         def exited() -> bool:
             if not held:
@@ -130,22 +138,29 @@ class ForkServer:
         timed_out = False
         try:
             try:
+                self._send({"args": list(args), "cwd": str(cwd), "log": str(log_path),
+                            "env": {**env, process.RUN_MARKER: marker}})
+                pid = _pid(self._answer(ANSWER_TIMEOUT_S))
                 done = self._answer(timeout_s)
                 if done is None:
                     timed_out = True
                     process.end_group(pid, exited)
-                    done = held[0] if held else self._answer(None)
+                    done = held[0] if held else self._answer(ANSWER_TIMEOUT_S)
             except ServerUnusable:
-                process.kill_group(pid)  # the run is void: its server is gone
+                if pid is not None:
+                    process.kill_group(pid)  # the run is void: its server is gone
                 raise
             except BaseException:
                 with contextlib.suppress(ServerUnusable):
+                    if pid is None:
+                        pid = _pid(self._answer(process.GRACE_S))
                     process.end_group(pid, exited)
                     if not held:
                         self._answer(process.GRACE_S)
                 raise
         finally:
-            process.reap_group(pid, marker, keep)
+            if pid is not None:
+                process.reap_group(pid, marker, keep)
         status = done.get("status") if done is not None else None
         if not isinstance(status, int):
             raise ServerUnusable(f"the server did not report the run's end ({done!r})")

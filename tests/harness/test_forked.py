@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -149,7 +150,10 @@ def _verify(cli: Cli, project: Project, name: str, *flags: str,
 
 
 def _without_settings(results: dict[str, object]) -> dict[str, object]:
-    return {key: value for key, value in results.items() if key != "settings"}
+    """The results without the settings (the runner option differs) and with the durations
+    pytest prints in its summary line ("2 passed in 0.12s", kept in a log tail) masked."""
+    kept = {key: value for key, value in results.items() if key != "settings"}
+    return json.loads(re.sub(r" in \d+\.\d+s", " in Ts", json.dumps(kept)))
 
 
 def test_import_time_mutations_get_the_same_verdicts_forked_as_in_fresh_processes(
@@ -173,14 +177,14 @@ def test_import_time_mutations_get_the_same_verdicts_forked_as_in_fresh_processe
 def test_a_run_whose_tests_see_the_fork_falls_back_and_says_why(
     project: Project, cli: Cli
 ) -> None:
-    project.write("tests/test_main.py", (
-        "import os\n\nimport __main__\n\n\n"
+    project.write("tests/test_main.py", (  # what a fork cannot change: its command line
         "def test_main_is_pytests():\n"
-        "    assert os.path.basename(os.path.dirname(__main__.__file__)) == 'pytest'\n"
+        "    with open('/proc/self/cmdline', 'rb') as handle:\n"
+        "        assert b'forkserver' not in handle.read()\n"
     ))
     project.spec("imports", {**IMPORT_TIME, "tests": ["tests/test_pkg.py", "tests/test_main.py"],
                              "expectBaselinePass": 6})
-    project.commit("a test that looks at __main__")
+    project.commit("a test that looks at its own command line")
 
     fresh, fresh_results, _ = _verify(cli, project, "fresh", "--pytest-runner", "subprocess")
     forked, forked_results, forked_runs = _verify(cli, project, "forked")
@@ -271,3 +275,64 @@ def test_every_bundled_pytest_spec_gets_the_same_verdicts_forked_as_in_fresh_pro
         )
 
     assert results["forked"] == results["subprocess"]
+
+
+WORKER = '''\
+import multiprocessing
+import threading
+
+METHOD = "fork"
+_stop = threading.Event()
+
+
+def start():
+    thread = threading.Thread(target=_stop.wait, daemon=True)
+    thread.start()
+    return thread
+
+
+def _square(value):
+    return value * value
+
+
+def square_in_child(value):
+    with multiprocessing.get_context(METHOD).Pool(1) as pool:
+        return pool.apply_async(_square, (value,)).get(timeout=60)
+'''
+
+SHUTDOWN = {
+    "tests": ["tests/test_worker.py"],
+    "expectBaselinePass": 2,
+    "mutations": [
+        _mutation("SURVIVOR (documented): the thread is no daemon, so the run never ends",
+                  "src/worker.py", "daemon=True", "daemon=False", caught=False),
+        _mutation("SURVIVOR (documented): the pool spawns its workers", "src/worker.py",
+                  'METHOD = "fork"', 'METHOD = "spawn"', caught=False),
+    ],
+}
+
+
+def test_a_forked_run_ends_as_a_fresh_interpreter_does_threads_joined_and_main_pytests(
+    make_project: ProjectFactory, cli: Cli
+) -> None:
+    project = make_project()
+    project.write("pyproject.toml", '[tool.pytest.ini_options]\npythonpath = ["src"]\n')
+    project.write("src/worker.py", WORKER)
+    project.write("tests/conftest.py", CONFTEST)
+    project.write("tests/test_worker.py", (
+        "import worker\n\n\ndef test_the_thread_runs():\n    assert worker.start().is_alive()\n"
+        "\n\ndef test_a_pool_squares():\n    assert worker.square_in_child(3) == 9\n"
+    ))
+    project.spec("imports", SHUTDOWN)
+    project.commit("a thread and a pool")
+    limits = ("--timeout-floor", "5", "--timeout-factor", "1", "--timeout-constant", "3")
+
+    fresh, fresh_results, _ = _verify(cli, project, "fresh", "--pytest-runner", "subprocess",
+                                      *limits)
+    forked, forked_results, forked_runs = _verify(cli, project, "forked", *limits)
+
+    verdicts = [m["verdict"] for m in fresh_results["specs"][0]["mutations"]]  # type: ignore[index]
+    assert verdicts == ["TIMEOUT", "SURVIVED"], fresh.out + fresh.err
+    assert _without_settings(forked_results) == _without_settings(fresh_results)
+    assert "note:" not in forked.err, forked.err
+    assert forked_runs == ["fresh", "fresh", "forked", "forked", "forked"]
