@@ -49,11 +49,16 @@ class _Log:
     processes sharing the file (a fork) never interleave, and an os._exit loses nothing."""
 
     def __init__(self, directory: str) -> None:
-        name = f"{os.getpid()}-{os.urandom(4).hex()}.log"
-        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_BINARY", 0)
-        self.fd = os.open(os.path.join(directory, name), flags, 0o600)  # binary: LF, not CRLF
+        self.fd = self._open(directory)
         self.seen: set[tuple[str, str]] = set()
         self.early: list[tuple[str, str]] = []  # what start-up imported before the hook
+
+    @staticmethod
+    def _open(directory: str) -> int:
+        """A new log file of this process in `directory` (binary: LF, not CRLF)."""
+        name = f"{os.getpid()}-{os.urandom(4).hex()}.log"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_BINARY", 0)
+        return os.open(os.path.join(directory, name), flags, 0o600)
 
     def reopen(self, directory: str) -> None:
         """In a process forked from this one (the warm runner's child): log to `directory`
@@ -61,12 +66,10 @@ class _Log:
         the hook first, then everything else already loaded."""
         with contextlib.suppress(OSError):
             os.close(self.fd)
-        name = f"{os.getpid()}-{os.urandom(4).hex()}.log"
-        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_BINARY", 0)
-        self.fd = os.open(os.path.join(directory, name), flags, 0o600)
+        self.fd = self._open(directory)
         self.seen = set()
-        for name_, origin in self.early:
-            self.write(name_, origin)
+        for module, origin in self.early:
+            self.write(module, origin)
         self.write(HOOKED, "")
         self.modules()
 

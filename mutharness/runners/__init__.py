@@ -24,7 +24,7 @@ class RunnerSetup:
     environ: Mapping[str, str]
     isolation: Isolation
     scratch: Callable[[str], Path]
-    note: Callable[[str], None] = lambda text: None  # tells the user something, once
+    note: Callable[[str], None]  # tells the user something a runner decided, once
 
 
 @dataclass(frozen=True)

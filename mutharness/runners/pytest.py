@@ -377,10 +377,7 @@ class PytestRunner:
         if self.fallback is not None or self.server_dir is None:
             return None
         if self.server is None:
-            directory = self.server_dir
-            if directory.exists():
-                shutil.rmtree(directory)
-            directory.mkdir(parents=True)
+            directory = _fresh(self.server_dir)
             boot = directory / "boot"
             self._boot(boot)
             (boot / f"{SERVER_MODULE}.py").write_bytes(

@@ -122,18 +122,24 @@ IMPORT_TIME = {
 }
 
 
+def _src_layout(make_project: ProjectFactory, files: dict[str, str],
+                spec: dict[str, object]) -> Project:
+    """A committed src-layout project with the run-logging conftest, `files` and `spec`."""
+    made = make_project()
+    made.write("pyproject.toml", '[tool.pytest.ini_options]\npythonpath = ["src"]\n')
+    made.write("tests/conftest.py", CONFTEST)
+    for relative, text in files.items():
+        made.write(relative, text)
+    made.spec("imports", spec)
+    made.commit("a src-layout project")
+    return made
+
+
 @pytest.fixture
 def project(make_project: ProjectFactory) -> Project:
     """A src-layout package whose mutations all act at import time."""
-    made = make_project()
-    made.write("pyproject.toml", '[tool.pytest.ini_options]\npythonpath = ["src"]\n')
-    made.write("src/pkg/__init__.py", INIT)
-    made.write("src/pkg/core.py", CORE)
-    made.write("tests/conftest.py", CONFTEST)
-    made.write("tests/test_pkg.py", TESTS)
-    made.spec("imports", IMPORT_TIME)
-    made.commit("a package with import-time code")
-    return made
+    return _src_layout(make_project, {"src/pkg/__init__.py": INIT, "src/pkg/core.py": CORE,
+                                      "tests/test_pkg.py": TESTS}, IMPORT_TIME)
 
 
 def _verify(cli: Cli, project: Project, name: str, *flags: str,
@@ -267,7 +273,8 @@ def test_every_bundled_pytest_spec_gets_the_same_verdicts_forked_as_in_fresh_pro
     for runner in ("subprocess", "forked"):
         out = tmp_path / f"{runner}.json"
         done = cli(REPOSITORY, "verify", *specs, "--allow-dirty", "--pytest-runner", runner,
-                   "--json", str(out), env={**os.environ, "PYTHONIOENCODING": "utf-8"})
+                   "--json", str(out), env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+                   timeout=3600)  # a hang guard: 92 mutants take minutes on a loaded machine
         assert done.code == 0, done.out + done.err
         assert "note:" not in done.err, done.err
         results[runner] = _without_settings(
@@ -315,16 +322,10 @@ SHUTDOWN = {
 def test_a_forked_run_ends_as_a_fresh_interpreter_does_threads_joined_and_main_pytests(
     make_project: ProjectFactory, cli: Cli
 ) -> None:
-    project = make_project()
-    project.write("pyproject.toml", '[tool.pytest.ini_options]\npythonpath = ["src"]\n')
-    project.write("src/worker.py", WORKER)
-    project.write("tests/conftest.py", CONFTEST)
-    project.write("tests/test_worker.py", (
+    project = _src_layout(make_project, {"src/worker.py": WORKER, "tests/test_worker.py": (
         "import worker\n\n\ndef test_the_thread_runs():\n    assert worker.start().is_alive()\n"
         "\n\ndef test_a_pool_squares():\n    assert worker.square_in_child(3) == 9\n"
-    ))
-    project.spec("imports", SHUTDOWN)
-    project.commit("a thread and a pool")
+    )}, SHUTDOWN)
     limits = ("--timeout-floor", "5", "--timeout-factor", "1", "--timeout-constant", "3")
 
     fresh, fresh_results, _ = _verify(cli, project, "fresh", "--pytest-runner", "subprocess",
