@@ -6,6 +6,7 @@ results files, rewritten after every mutation, are followed here and shown as a 
 shows them, spec by spec and mutation by mutation in the spec's order; at the end `merge`
 joins them into the one results file a `-j 1` run writes. A TIMEOUT is re-run alone (with
 every worker finished) before it is shown: load from the other workers must not make one.
+With `--fail-fast` the run stops where a `-j 1` run stops, and keeps only what that run has.
 """
 
 from __future__ import annotations
@@ -125,15 +126,38 @@ def _running(part: SpecResult) -> bool:
     return bool(part.error) and part.error == part.stopped
 
 
+@dataclass(frozen=True)
+class _Stop:
+    """Where `--fail-fast` stopped a `-j` run, as a `-j 1` run would have: spec `spec`'s
+    baseline part, and its results shown up to the first unexpected one (`shown`), or none
+    when the spec itself failed (its error is the workers' to record)."""
+
+    spec: Spec
+    part: SpecResult
+    shown: tuple[MutationResult, ...] | None
+
+
 class _Follower:
-    """Shows the workers' results in the order of a `-j 1` run, as they arrive."""
+    """Shows the workers' results in the order of a `-j 1` run, as they arrive; with
+    `fail_fast`, only up to the first unexpected result or failed spec."""
 
     def __init__(self, workers: list[_Worker], listener: Listener,
-                 rerun: Callable[[Spec, MutationResult], MutationResult]) -> None:
+                 rerun: Callable[[Spec, MutationResult], MutationResult],
+                 fail_fast: bool) -> None:
         self.workers = workers
         self.listener = listener
         self.rerun = rerun
+        self.fail_fast = fail_fast
         self.reruns: dict[tuple[str, int], MutationResult] = {}
+        self.stop: _Stop | None = None
+
+    def rerun_into(self, specs: tuple[SpecResult, ...]) -> tuple[SpecResult, ...]:
+        """`specs` with each TIMEOUT re-run alone replaced by the re-run's result."""
+        return tuple(
+            replace(spec, mutations=tuple(
+                self.reruns.get((spec.spec.id, m.mutation.index), m) for m in spec.mutations))
+            for spec in specs
+        )
 
     def _wait(self, ready: Callable[[], Any]) -> Any:
         while True:
@@ -191,20 +215,31 @@ class _Follower:
             part = self._baseline(owners[0], spec)
             if part.error and not _running(part):  # its baseline was refused: as with -j 1
                 self.listener.spec_failed(spec, RecordedError(part.error))
+                if self.fail_fast:
+                    self.stop = _Stop(spec, part, None)
+                    return
                 continue
             assert part.baseline is not None
             self.listener.baseline_finished(spec, part.baseline)
+            shown: list[MutationResult] = []
             for mutation in spec.mutations:
                 result = self._mutation(self._owner(spec, mutation.index), spec,
                                         mutation.index)
                 if isinstance(result, str):
                     self.listener.spec_failed(spec, RecordedError(result))
+                    if self.fail_fast:
+                        self.stop = _Stop(spec, part, None)
+                        return
                     break
                 if result.verdict is Verdict.TIMEOUT:
                     self._wait(lambda: True if all(w.ended for w in self.workers) else None)
                     result = self.rerun(spec, result)
                     self.reruns[(spec.id, mutation.index)] = result
                 self.listener.mutation_finished(spec, result)
+                shown.append(result)
+                if self.fail_fast and not result.as_expected:
+                    self.stop = _Stop(spec, part, tuple(shown))
+                    return
 
 
 class Parallel:
@@ -277,8 +312,11 @@ class Parallel:
             workers.append(_Worker(job, process.Background(
                 self.argv(job_file), cwd=self.start, env=environ,
                 log_path=self.scratch / f"worker-{job.shard.index}.log")))
-        follower = _Follower(workers, listener, self._rerun(environ, temp_dir))
+        follower = _Follower(workers, listener, self._rerun(environ, temp_dir),
+                             plan.fail_fast)
         follower.follow(plan.specs)
+        if follower.stop is not None:
+            return self._stopped(workers, follower)
         for worker in workers:
             worker.process.wait()
             worker.refresh(force=True)
@@ -287,12 +325,29 @@ class Parallel:
             raise WorkerFailed(failed.problem())
         merged = merge([(str(w.job.results), w.seen) for w in workers
                         if w.seen is not None])
-        return replace(merged, specs=tuple(
-            replace(spec, mutations=tuple(
-                follower.reruns.get((spec.spec.id, m.mutation.index), m)
-                for m in spec.mutations))
-            for spec in merged.specs
-        ), results_path=str(plan.json_path))
+        return replace(merged, specs=follower.rerun_into(merged.specs),
+                       results_path=str(plan.json_path))
+
+    def _stopped(self, workers: list[_Worker], follower: _Follower) -> RunResult:
+        """The results of a `-j 1 --fail-fast` run that stopped at `stop`: the workers
+        ended (each cleans up after itself), the specs before it as they finished, and
+        `stop.spec` with its results up to the one it stopped at."""
+        stop = follower.stop
+        assert stop is not None
+        self._stop(workers, signal.SIGTERM)  # their last results are read before it returns
+        named = [(str(w.job.results), w.seen) for w in workers if w.seen is not None]
+        place = self.plan.specs.index(stop.spec)
+        if stop.shown is None:  # the spec failed: its error as the workers recorded it
+            specs = follower.rerun_into(completed(named, self.plan.specs[:place + 1]))
+        else:
+            why = "stopped at the first unexpected result (--fail-fast)"
+            specs = (*follower.rerun_into(completed(named, self.plan.specs[:place])), replace(
+                stop.part, mutations=stop.shown, error="",
+                stopped=f"{why} after {len(stop.shown)} of {len(stop.spec.mutations)} "
+                        "mutation(s)"))
+        first = next(run for _, run in named if run.tool)
+        return replace(first, specs=specs, shard=None, results_path=str(self.plan.json_path),
+                       complete=True, error=None, interrupted=None)
 
     def _stop(self, workers: list[_Worker], signal_number: int) -> None:
         """Every worker ended: each is passed the signal and cleans up after itself (puts its

@@ -75,11 +75,47 @@ def test_j2_shows_the_console_results_and_evidence_of_j1(project: Project, cli: 
     assert git(project.root, "status", "--porcelain") == ""
 
 
-def test_j2_with_a_shard_or_fail_fast_is_refused(project: Project, cli: Cli) -> None:
-    for extra in (["--shard", "1/2"], ["--fail-fast"]):
-        done = cli(project.root, "verify", "specs", "-j", "2", *extra)
-        assert done.code == 2
-        assert f"-j 2 with {extra[0]}: not supported yet" in done.err
+def test_j2_with_a_shard_is_refused(project: Project, cli: Cli) -> None:
+    done = cli(project.root, "verify", "specs", "-j", "2", "--shard", "1/2")
+    assert done.code == 2
+    assert "-j 2 with --shard: not supported yet" in done.err
+
+
+@pytest.mark.parametrize(("stops", "code", "shown"), [
+    ("unexpected", 1, 2),  # bounds' second mutation, wrongly documented as a survivor
+    ("spec-error", 2, 0),  # bounds' baseline count is wrong: the spec fails, no mutation runs
+])
+def test_j2_fail_fast_stops_where_j1_does_with_its_console_results_and_evidence(
+    make_project: ProjectFactory, cli: Cli, stops: str, code: int, shown: int
+) -> None:
+    bounds = json.loads(json.dumps(BOUNDS))
+    if stops == "unexpected":
+        bounds["mutations"][1]["expectCaught"] = False  # caught: the first unexpected result
+    else:
+        bounds["expectBaselinePass"] = 5
+    project = make_project()
+    project.spec("bounds", bounds)
+    project.write("tests/conftest.py", RECORDING)
+    project.commit(f"bounds stops a fail-fast run ({stops})")
+    here = project.root.parent
+    runs = {}
+    for jobs in ("1", "2"):
+        runs[jobs] = cli(project.root, "verify", "specs", "--fail-fast", "-j", jobs,
+                         "--json", str(here / f"j{jobs}.json"), "--evidence",
+                         str(here / f"j{jobs}"), env=env_logging(project, f"j{jobs}.log"))
+
+    one, two = runs["1"], runs["2"]
+    assert one.code == code, one.out + one.err
+    assert two.code == code, two.out + two.err
+    assert console(two.out, str(here / "j2")) == console(one.out, str(here / "j1"))
+    stopped = timeless(here / "j1.json")
+    assert timeless(here / "j2.json") == stopped
+    assert [spec["id"] for spec in stopped["specs"]] == ["bounds"]  # calc never ran
+    assert len(stopped["specs"][0]["mutations"]) == shown
+    assert ("--fail-fast" in stopped["specs"][0]["stopped"]) == (stops == "unexpected")
+    for name in ("bounds.md", "bounds.json", "index.md"):
+        assert (here / "j2" / name).read_bytes() == (here / "j1" / name).read_bytes(), name
+    assert git(project.root, "status", "--porcelain") == ""
 
 
 HANGING = default_spec(mutations=[
