@@ -7,7 +7,7 @@ spec measured by several shards must have run the same tests on the same bytes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from mutharness.errors import MergeError
@@ -161,7 +161,13 @@ def merge(named: Sequence[tuple[str, RunResult]]) -> RunResult:
             specs.append(_joined(planned.spec, parts, problems))
     if problems:
         raise MergeError(tuple(problems))
-    return replace(first, specs=tuple(specs), shard=None, results_path="", complete=True)
+    return replace(first, specs=tuple(specs), shard=None, results_path="", complete=True,
+                   notes=notes_of(run for _, run in named))
+
+
+def notes_of(runs: Iterable[RunResult]) -> tuple[str, ...]:
+    """Every note the runs made, once, in the order they first appear."""
+    return tuple(dict.fromkeys(note for run in runs for note in run.notes))
 
 
 def _finished(part: SpecResult) -> bool:

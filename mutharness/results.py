@@ -102,6 +102,7 @@ class RunResult:
     complete: bool = True  # False while the run goes on (the file is rewritten as it does)
     error: MutharnessError | None = field(default=None, compare=False)  # what stopped it
     shard: ShardPlan | None = None  # the shard of a run this is (`verify --shard k/n`)
+    notes: tuple[str, ...] = ()  # what the run told the user on its way (a runner's fall-back)
 
     @property
     def mutation_results(self) -> tuple[MutationResult, ...]:
@@ -279,6 +280,7 @@ def to_json(run: RunResult, timings: bool = True) -> dict[str, Any]:
         "signal": run.interrupted,
         "exit_code": int(run.exit_code()),
         "specs": [spec_json(spec, timings) for spec in run.specs],
+        "notes": list(run.notes),
         **({"shard": run.shard.to_json()} if run.shard is not None else {}),
     })
     return document
@@ -487,6 +489,7 @@ def from_json(document: Any, source: str = "the document") -> RunResult:
             complete=reader.flag("complete"),
             error=RecordedError(error) if error else None,
             shard=_shard(reader.child("shard")) if "shard" in document else None,
+            notes=reader.texts("notes") if "notes" in document else (),  # older files: none
         )
     except _Bad as bad:
         raise ResultsError(source, str(bad)) from None

@@ -44,12 +44,26 @@ class Runners:
             runner.close()
 
 
+class Notes:
+    """Passes what the runners tell the user (a fall-back) to the listener, and keeps it for
+    the results."""
+
+    def __init__(self, listener: Listener) -> None:
+        self.listener = listener
+        self.told: list[str] = []
+
+    def __call__(self, text: str) -> None:
+        self.told.append(text)
+        self.listener.note(text)
+
+
 @dataclass(frozen=True)
 class Bench:
-    """What a command's scenarios run in: the lab, and the runners it started."""
+    """What a command's scenarios run in: the lab, the runners it started, their notes."""
 
     lab: Lab
     runners: Runners
+    notes: Notes
 
 
 @contextmanager
@@ -63,12 +77,12 @@ def opened(
     listener.phase(Phase.MATERIALISING)
     workspace = Workspace.create(source, temp_dir, included)
     isolation = Isolation(source.root, workspace.base, workspace.root.resolve())
-    runners = Runners(RunnerSetup(options, dict(environ), isolation, workspace.scratch,
-                                  listener.note))
+    notes = Notes(listener)
+    runners = Runners(RunnerSetup(options, dict(environ), isolation, workspace.scratch, notes))
     remove = True
     try:
         runners.start(specs)
-        yield Bench(Lab(runners, workspace, listener), runners)
+        yield Bench(Lab(runners, workspace, listener), runners, notes)
     except ForcedExit:
         remove = False  # exit at once: the next run's sweep removes the workspace
         raise

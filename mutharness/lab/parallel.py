@@ -26,7 +26,7 @@ from mutharness.errors import ForcedExit, Interrupted, MutharnessError
 from mutharness.lab.ending import Ending, recorded
 from mutharness.lab.events import Listener, Silent
 from mutharness.lab.session import Plan, Session
-from mutharness.merge import completed, merge
+from mutharness.merge import completed, merge, notes_of
 from mutharness.results import (
     MutationResult,
     RecordedError,
@@ -150,6 +150,14 @@ class _Follower:
         self.fail_fast = fail_fast
         self.reruns: dict[tuple[str, int], MutationResult] = {}
         self.stop: _Stop | None = None
+        self.told: set[str] = set()  # the workers' notes shown (each once, as with -j 1)
+
+    def tell(self) -> None:
+        """Show the notes the workers made since the last look (a runner's fall-back)."""
+        for note in notes_of(w.seen for w in self.workers if w.seen is not None):
+            if note not in self.told:
+                self.told.add(note)
+                self.listener.note(note)
 
     def rerun_into(self, specs: tuple[SpecResult, ...]) -> tuple[SpecResult, ...]:
         """`specs` with each TIMEOUT re-run alone replaced by the re-run's result."""
@@ -163,6 +171,7 @@ class _Follower:
         while True:
             for worker in self.workers:
                 worker.refresh()
+            self.tell()
             found = ready()
             if found is not None:
                 return found
@@ -295,7 +304,8 @@ class Parallel:
             run = replace(self._empty(complete=True, interrupted=ending.interrupted,
                                       error=ending.error),
                           specs=finished, tool=next(
-                              (dict(w.seen.tool) for w in workers if w.seen and w.seen.tool), {}))
+                              (dict(w.seen.tool) for w in workers if w.seen and w.seen.tool), {}),
+                          notes=notes_of(w.seen for w in workers if w.seen is not None))
         write_results(run, plan.json_path)
         return run
 
@@ -320,6 +330,7 @@ class Parallel:
         for worker in workers:
             worker.process.wait()
             worker.refresh(force=True)
+        follower.tell()
         failed = next((w for w in workers if w.seen is None or not w.seen.complete), None)
         if failed is not None:
             raise WorkerFailed(failed.problem())
@@ -345,9 +356,11 @@ class Parallel:
                 stop.part, mutations=stop.shown, error="",
                 stopped=f"{why} after {len(stop.shown)} of {len(stop.spec.mutations)} "
                         "mutation(s)"))
+        follower.tell()
         first = next(run for _, run in named if run.tool)
         return replace(first, specs=specs, shard=None, results_path=str(self.plan.json_path),
-                       complete=True, error=None, interrupted=None)
+                       complete=True, error=None, interrupted=None,
+                       notes=notes_of(run for _, run in named))
 
     def _stop(self, workers: list[_Worker], signal_number: int) -> None:
         """Every worker ended: each is passed the signal and cleans up after itself (puts its

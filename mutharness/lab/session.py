@@ -11,7 +11,7 @@ from mutharness.digest import file_digest
 from mutharness.environment import tool_versions
 from mutharness.errors import MutharnessError
 from mutharness.lab.baseline import Baseline, SpecStopped, measure
-from mutharness.lab.bench import Runners, opened
+from mutharness.lab.bench import Notes, Runners, opened
 from mutharness.lab.ending import Ending, recorded
 from mutharness.lab.events import Listener, Phase
 from mutharness.lab.scenario import Lab, Scenario, run_scenario
@@ -216,6 +216,7 @@ class Session:
         self.finished: list[SpecResult] = []
         self.current: _SpecRun | None = None
         self.runners: Runners | None = None
+        self.notes: Notes | None = None
         self.doing = "starting"
         self.sharded = None if plan.shard is None else ShardPlan.of(plan.shard, plan.specs)
 
@@ -255,6 +256,7 @@ class Session:
             results_path=str(plan.json_path),
             complete=complete and interrupted is None and error is None,
             error=error, shard=self.sharded,
+            notes=tuple(self.notes.told) if self.notes is not None else (),
         )
 
     def save(self) -> None:
@@ -293,7 +295,7 @@ class Session:
             self.doing = "building the workspace and probing the runners' tools"
             with opened(plan.source, plan.included, plan.options, plan.specs, listener,
                         environ, temp_dir) as bench:
-                self.runners = bench.runners
+                self.runners, self.notes = bench.runners, bench.notes
                 self._specs(bench.lab)
         run = self.result(complete=True, interrupted=ending.interrupted, error=ending.error)
         write_results(run, plan.json_path)

@@ -156,9 +156,10 @@ def _verify(cli: Cli, project: Project, name: str, *flags: str,
 
 
 def _without_settings(results: dict[str, object]) -> dict[str, object]:
-    """The results without the settings (the runner option differs) and with the durations
-    pytest prints in its summary line ("2 passed in 0.12s", kept in a log tail) masked."""
-    kept = {key: value for key, value in results.items() if key != "settings"}
+    """The results without the settings (the runner option differs) and the notes (a
+    fall-back's), and with the durations pytest prints in its summary line ("2 passed in
+    0.12s", kept in a log tail) masked."""
+    kept = {key: value for key, value in results.items() if key not in ("settings", "notes")}
     return json.loads(re.sub(r" in \d+\.\d+s", " in Ts", json.dumps(kept)))
 
 
@@ -180,9 +181,7 @@ def test_import_time_mutations_get_the_same_verdicts_forked_as_in_fresh_processe
     assert git(project.root, "status", "--porcelain") == ""
 
 
-def test_a_run_whose_tests_see_the_fork_falls_back_and_says_why(
-    project: Project, cli: Cli
-) -> None:
+def _fork_seen(project: Project) -> None:
     project.write("tests/test_main.py", (  # what a fork cannot change: its command line
         "def test_main_is_pytests():\n"
         "    with open('/proc/self/cmdline', 'rb') as handle:\n"
@@ -192,16 +191,44 @@ def test_a_run_whose_tests_see_the_fork_falls_back_and_says_why(
                              "expectBaselinePass": 6})
     project.commit("a test that looks at its own command line")
 
+
+FELL_BACK = "a forked run of tests/test_pkg.py tests/test_main.py differed"
+
+
+def test_a_run_whose_tests_see_the_fork_falls_back_and_says_why(
+    project: Project, cli: Cli
+) -> None:
+    _fork_seen(project)
+
     fresh, fresh_results, _ = _verify(cli, project, "fresh", "--pytest-runner", "subprocess")
     forked, forked_results, forked_runs = _verify(cli, project, "forked")
 
     assert fresh.code == 0, fresh.out + fresh.err
     assert forked.code == 0, forked.out + forked.err
     assert _without_settings(forked_results) == _without_settings(fresh_results)
-    assert "a forked run of tests/test_pkg.py tests/test_main.py differed" in forked.err
+    assert FELL_BACK in forked.err
     assert "test_main_is_pytests" in forked.err
     assert forked.err.count("note:") == 1
     assert forked_runs == ["fresh", "fresh", "forked"] + ["fresh"] * 7
+    assert fresh_results["notes"] == []
+    [note] = forked_results["notes"]  # the results keep what the user was told
+    assert FELL_BACK in note and f"mutharness: note: {note}" in forked.err
+
+
+def test_a_fall_back_in_j2_workers_is_told_once_and_kept_in_the_results(
+    project: Project, cli: Cli
+) -> None:
+    _fork_seen(project)
+
+    one, one_results, _ = _verify(cli, project, "one")
+    two, two_results, two_runs = _verify(cli, project, "two", "-j", "2")
+
+    assert one.code == 0, one.out + one.err
+    assert two.code == 0, two.out + two.err
+    assert two.err.count("note:") == 1, two.err  # both workers fell back, for one reason
+    assert FELL_BACK in two.err
+    assert two_results["notes"] == one_results["notes"]
+    assert two_runs.count("forked") == 2  # each worker's proof; every mutant ran fresh
 
 
 def test_a_workspace_module_that_would_shadow_one_the_server_holds_means_no_server(
