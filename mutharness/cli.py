@@ -223,9 +223,6 @@ def verify(
             raise SpecError((SpecProblem("verify", "", "name the SPEC files or directories to "
                                          "verify (or --since REV for those it affects)"),))
         shard = None if shard_text is None else Shard.parse(shard_text)
-        if jobs > 1 and shard is not None:
-            raise OptionConflict((f"-j {jobs}", "--shard"), "not supported yet: run a CI shard "
-                                 "with -j 1")
         if shard is not None and fail_fast:
             raise OptionConflict(("--shard", "--fail-fast"), "a shard that stops early leaves "
                                  "mutations no shard ran, and merge refuses the set")

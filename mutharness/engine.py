@@ -237,7 +237,8 @@ def verify(
         command=settings.command, git_version=prepared.git_version,
         skip_rules=prepared.skip_rules, shard=settings.shard,
     )
-    jobs = min(settings.jobs, sum(len(spec.mutations) for spec in plan.specs))
+    jobs = min(settings.jobs, sum(len(spec.mutations) for spec in plan.specs) if plan.shard is None
+               else sum(map(len, ShardPlan.of(plan.shard, plan.specs).assigned().values())))
     if not lock:
         return Session(plan).execute(listener, environ, prepared.temp_dir)
     with locked(prepared):
@@ -248,11 +249,12 @@ def verify(
 
 
 def _parallel(settings: Settings, prepared: Prepared, plan: Plan, jobs: int) -> Parallel:
-    """`jobs` workers, worker k running shard k/jobs of the run (`verify -j`)."""
+    """`jobs` workers, worker k running shard k/jobs of the run (`verify -j`), or part k of
+    the run's shard (`verify --shard K/N -j`)."""
     scratch = scratch_directory(prepared.temp_dir)
     workers = []
     for index in range(1, jobs + 1):
-        shard = Shard(index, jobs)
+        shard = Shard(index, jobs) if plan.shard is None else plan.shard.part(index, jobs)
         results = scratch / f"results-{index}.json"
         worker = replace(settings, jobs=1, shard=shard, json_path=results, fail_fast=False,
                          inherited=Inherited(prepared.source.head, prepared.changes,

@@ -13,7 +13,7 @@ from dataclasses import replace
 from mutharness.errors import MergeError
 from mutharness.results import RunResult, SpecResult
 from mutharness.runners.base import RunFacts
-from mutharness.shards import Planned, ShardPlan
+from mutharness.shards import Planned, Shard, ShardPlan, assignment
 from mutharness.spec import Spec
 
 MAX_NAMED = 20  # missing or doubled mutations named, per kind
@@ -66,13 +66,14 @@ def _versions_differ(mine: Mapping[str, str], theirs: Mapping[str, str]) -> str:
                      for key in keys)
 
 
-def _each_shard_once(named: Sequence[tuple[str, RunResult]], count: int) -> list[str]:
+def _each_shard_once(named: Sequence[tuple[str, RunResult]], count: int,
+                     within: Shard | None) -> list[str]:
     by_index: dict[int, list[str]] = {}
     for name, run in named:
         assert run.shard is not None
         by_index.setdefault(run.shard.shard.index, []).append(name)
     problems = []
-    for index in range(1, count + 1):
+    for index in _wanted(count, within):
         names = by_index.get(index, [])
         if not names:
             problems.append(f"shard {index}/{count} is missing")
@@ -84,15 +85,26 @@ def _each_shard_once(named: Sequence[tuple[str, RunResult]], count: int) -> list
     return problems
 
 
+def _wanted(count: int, within: Shard | None) -> range:
+    """The indices of the shards of `count` a merge needs: every one, or `within`'s parts."""
+    if within is None:
+        return range(1, count + 1)
+    parts = count // within.count
+    first = within.part(1, parts).index
+    return range(first, first + parts)
+
+
 def _listed(kind: str, lines: list[str]) -> list[str]:
     shown = lines[:MAX_NAMED]
     more = len(lines) - len(shown)
     return [*shown, *([f"{kind}: and {more} more"] if more else [])]
 
 
-def _coverage(named: Sequence[tuple[str, RunResult]], plan: ShardPlan) -> list[str]:
-    """Every mutation of the plan in exactly one shard (a spec that stopped before its
-    mutations, as its error says, answers for the mutations its shard was given)."""
+def _coverage(named: Sequence[tuple[str, RunResult]], plan: ShardPlan,
+              within: Shard | None) -> list[str]:
+    """Every mutation of the plan (of shard `within` of it) in exactly one shard (a spec that
+    stopped before its mutations, as its error says, answers for the mutations its shard was
+    given)."""
     seen: dict[tuple[str, int], list[str]] = {}
     for name, run in named:
         assert run.shard is not None
@@ -104,8 +116,11 @@ def _coverage(named: Sequence[tuple[str, RunResult]], plan: ShardPlan) -> list[s
             for index in sorted(done):
                 seen.setdefault((spec.spec.id, index), []).append(name)
     missing, doubled = [], []
+    wanted = None if within is None else assignment(plan.plan, within)
     for planned in plan.plan:
         for index, mutation in enumerate(planned.names):
+            if wanted is not None and index not in wanted.get(planned.spec, ()):
+                continue
             where = seen.get((planned.spec, index), [])
             label = f"{planned.spec} #{index + 1} {mutation!r}"
             if not where:
@@ -142,9 +157,10 @@ def _joined(spec_id: str, parts: list[tuple[str, SpecResult]], problems: list[st
     )
 
 
-def merge(named: Sequence[tuple[str, RunResult]]) -> RunResult:
-    """The one run that `named` (file name, shard's results) are the shards of; raises
-    MergeError with every problem found when they are not exactly that."""
+def merge(named: Sequence[tuple[str, RunResult]], within: Shard | None = None) -> RunResult:
+    """The one run that `named` (file name, shard's results) are the shards of, or with
+    `within` the one shard they are the parts of (`verify --shard k/n -j N`'s workers);
+    raises MergeError with every problem found when they are not exactly that."""
     if not named:
         raise MergeError(("no shard's results were given",))
     problems = _of_one_run(named)
@@ -152,7 +168,8 @@ def merge(named: Sequence[tuple[str, RunResult]]) -> RunResult:
         raise MergeError(tuple(problems))
     first = named[0][1]
     assert first.shard is not None
-    problems = [*_each_shard_once(named, first.shard.shard.count), *_coverage(named, first.shard)]
+    problems = [*_each_shard_once(named, first.shard.shard.count, within),
+                *_coverage(named, first.shard, within)]
     specs = []
     for planned in first.shard.plan:
         parts = [(name, spec) for name, run in named for spec in run.specs
@@ -161,7 +178,8 @@ def merge(named: Sequence[tuple[str, RunResult]]) -> RunResult:
             specs.append(_joined(planned.spec, parts, problems))
     if problems:
         raise MergeError(tuple(problems))
-    return replace(first, specs=tuple(specs), shard=None, results_path="", complete=True,
+    return replace(first, specs=tuple(specs), results_path="", complete=True,
+                   shard=None if within is None else ShardPlan(within, first.shard.plan),
                    notes=notes_of(run for _, run in named))
 
 

@@ -36,7 +36,7 @@ from mutharness.results import (
     read_results,
     write_results,
 )
-from mutharness.shards import Shard
+from mutharness.shards import Shard, ShardPlan
 from mutharness.spec import Spec
 from mutharness.verdict import Verdict
 from mutharness.workspace import marked_directory
@@ -135,6 +135,7 @@ class _Stop:
     spec: Spec
     part: SpecResult
     shown: tuple[MutationResult, ...] | None
+    total: int  # the spec's mutations this run makes
 
 
 class _Follower:
@@ -225,19 +226,21 @@ class _Follower:
             if part.error and not _running(part):  # its baseline was refused: as with -j 1
                 self.listener.spec_failed(spec, RecordedError(part.error))
                 if self.fail_fast:
-                    self.stop = _Stop(spec, part, None)
+                    self.stop = _Stop(spec, part, None, len(spec.mutations))
                     return
                 continue
             assert part.baseline is not None
             self.listener.baseline_finished(spec, part.baseline)
             shown: list[MutationResult] = []
-            for mutation in spec.mutations:
+            mine = [m for m in spec.mutations  # a shard's run (--shard -j) has only its part
+                    if any(m.index in w.job.assigned[spec.id] for w in owners)]
+            for mutation in mine:
                 result = self._mutation(self._owner(spec, mutation.index), spec,
                                         mutation.index)
                 if isinstance(result, str):
                     self.listener.spec_failed(spec, RecordedError(result))
                     if self.fail_fast:
-                        self.stop = _Stop(spec, part, None)
+                        self.stop = _Stop(spec, part, None, len(spec.mutations))
                         return
                     break
                 if result.verdict is Verdict.TIMEOUT:
@@ -247,7 +250,7 @@ class _Follower:
                 self.listener.mutation_finished(spec, result)
                 shown.append(result)
                 if self.fail_fast and not result.as_expected:
-                    self.stop = _Stop(spec, part, tuple(shown))
+                    self.stop = _Stop(spec, part, tuple(shown), len(mine))
                     return
 
 
@@ -261,6 +264,7 @@ class Parallel:
         self.scratch = scratch  # job files, workers' results and logs; removed at the end
         self.argv = argv  # the command line of a worker given its job file
         self.start = start  # the directory the command ran in (spec paths are relative to it)
+        self.sharded = None if plan.shard is None else ShardPlan.of(plan.shard, plan.specs)
 
     def _empty(self, complete: bool, interrupted: int | None = None,
                error: MutharnessError | None = None) -> RunResult:
@@ -270,6 +274,7 @@ class Parallel:
             dirty_changes=plan.changes, command=plan.command, specs=(),
             interrupted=interrupted, results_path=str(plan.json_path),
             complete=complete and interrupted is None and error is None, error=error,
+            shard=self.sharded,
         )
 
     def _rerun(self, environ: Mapping[str, str], temp_dir: Path
@@ -316,6 +321,8 @@ class Parallel:
         plan = self.plan
         write_results(self._empty(complete=False), plan.json_path)
         listener.head(plan.source, plan.changes)
+        if self.sharded is not None:
+            listener.sharded(self.sharded)
         for job in self.jobs:
             job_file = self.scratch / f"job-{job.shard.index}.json"
             job_file.write_text(json.dumps(job.document), encoding="utf-8")
@@ -335,7 +342,7 @@ class Parallel:
         if failed is not None:
             raise WorkerFailed(failed.problem())
         merged = merge([(str(w.job.results), w.seen) for w in workers
-                        if w.seen is not None])
+                        if w.seen is not None], within=plan.shard)
         return replace(merged, specs=follower.rerun_into(merged.specs),
                        results_path=str(plan.json_path))
 
@@ -354,7 +361,7 @@ class Parallel:
             why = "stopped at the first unexpected result (--fail-fast)"
             specs = (*follower.rerun_into(completed(named, self.plan.specs[:place])), replace(
                 stop.part, mutations=stop.shown, error="",
-                stopped=f"{why} after {len(stop.shown)} of {len(stop.spec.mutations)} "
+                stopped=f"{why} after {len(stop.shown)} of {stop.total} "
                         "mutation(s)"))
         follower.tell()
         first = next(run for _, run in named if run.tool)

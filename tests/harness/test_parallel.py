@@ -75,10 +75,32 @@ def test_j2_shows_the_console_results_and_evidence_of_j1(project: Project, cli: 
     assert git(project.root, "status", "--porcelain") == ""
 
 
-def test_j2_with_a_shard_is_refused(project: Project, cli: Cli) -> None:
-    done = cli(project.root, "verify", "specs", "-j", "2", "--shard", "1/2")
-    assert done.code == 2
-    assert "-j 2 with --shard: not supported yet" in done.err
+def test_a_shard_run_with_j2_is_that_shard_run_with_j1_and_merges_with_the_others(
+    project: Project, cli: Cli
+) -> None:
+    here = project.root.parent
+    runs = {}
+    for jobs in ("1", "2"):
+        runs[jobs] = cli(project.root, "verify", "specs", "--shard", "2/2", "-j", jobs,
+                         "--json", str(here / f"j{jobs}.json"),
+                         env=env_logging(project, f"j{jobs}.log"))
+    first = cli(project.root, "verify", "specs", "--shard", "1/2", "--json",
+                str(here / "first.json"), env=env_logging(project, "first.log"))
+    merged = cli(here, "merge", str(here / "first.json"), str(here / "j2.json"), "--json",
+                 str(here / "merged.json"))
+    whole = cli(project.root, "verify", "specs", "--json", str(here / "whole.json"),
+                env=env_logging(project, "whole.log"))
+
+    for done in (*runs.values(), first, merged, whole):
+        assert done.code == 0, done.out + done.err
+    assert console(runs["2"].out, str(here / "j2")) == console(runs["1"].out, str(here / "j1"))
+    assert timeless(here / "j2.json") == timeless(here / "j1.json")
+    # shard 2/2 is bounds #3 and calc's two: its workers ran them as parts 3/4 and 4/4
+    assert {spec["id"]: len(spec["mutations"]) for spec in timeless(here / "j2.json")["specs"]} \
+        == {"bounds": 1, "calc": 2}
+    workspaces = {line.split()[1] for line in (here / "j2.log").read_text().splitlines()}
+    assert len(workspaces) == 2
+    assert timeless(here / "merged.json")["specs"] == timeless(here / "whole.json")["specs"]
 
 
 @pytest.mark.parametrize(("stops", "code", "shown"), [
