@@ -193,15 +193,17 @@ def results_problem(run: RunResult) -> str | None:
 
 
 def spec_facts(run: RunResult, spec_id: str) -> str:
-    """The facts one spec's document is rendered from, as JSON without timings, absolute paths
-    or HEAD (byte-stable; its `commit` is the spec's commit measured): what `evidence-check`
-    reads."""
+    """The facts one spec's document is rendered from, as JSON without timings, notes,
+    absolute paths or HEAD (byte-stable; its `commit` is the spec's commit measured): what
+    `evidence-check` reads."""
     specs = tuple(s for s in run.specs if s.spec.id == spec_id)
     measured = next((s.source_commit for s in specs if s.source_commit), run.commit)
     # HEAD moves with the commit of the evidence itself: the facts name the commit measured
     only = replace(run, commit=measured, specs=specs)
-    return json.dumps(_machine_free(to_json(only, timings=False)), indent=1,
-                      ensure_ascii=False, sort_keys=True) + "\n"
+    facts = to_json(only, timings=False)
+    del facts["notes"]  # how the run went (a runner's fall-back) differs by machine, no verdict
+    return json.dumps(_machine_free(facts), indent=1, ensure_ascii=False,
+                      sort_keys=True) + "\n"
 
 
 def _machine_free(value: Any) -> Any:

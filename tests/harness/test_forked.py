@@ -200,12 +200,16 @@ def test_a_run_whose_tests_see_the_fork_falls_back_and_says_why(
 ) -> None:
     _fork_seen(project)
 
+    evidence = project.root.parent / "evidence"
     fresh, fresh_results, _ = _verify(cli, project, "fresh", "--pytest-runner", "subprocess")
-    forked, forked_results, forked_runs = _verify(cli, project, "forked")
+    forked, forked_results, forked_runs = _verify(cli, project, "forked", "--evidence",
+                                                  str(evidence))
 
     assert fresh.code == 0, fresh.out + fresh.err
     assert forked.code == 0, forked.out + forked.err
     assert _without_settings(forked_results) == _without_settings(fresh_results)
+    facts = (evidence / "imports.json").read_text("utf-8")  # how the run went is no verdict's
+    assert "notes" not in json.loads(facts) and "differed" not in facts
     assert FELL_BACK in forked.err
     assert "test_main_is_pytests" in forked.err
     assert forked.err.count("note:") == 1
