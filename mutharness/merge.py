@@ -73,7 +73,13 @@ def _each_shard_once(named: Sequence[tuple[str, RunResult]], count: int,
         assert run.shard is not None
         by_index.setdefault(run.shard.shard.index, []).append(name)
     problems = []
-    for index in _wanted(count, within):
+    wanted = _wanted(count, within)
+    if within is not None and count % within.count:
+        problems.append(f"shards of {count} cannot be the parts of shard {within}")
+    problems.extend(f"{name} holds shard {index}/{count}, not a part of shard {within}"
+                    for index, names in sorted(by_index.items()) if index not in wanted
+                    for name in names)
+    for index in wanted:
         names = by_index.get(index, [])
         if not names:
             problems.append(f"shard {index}/{count} is missing")
@@ -194,18 +200,44 @@ def _finished(part: SpecResult) -> bool:
 
 
 def completed(
-    named: Sequence[tuple[str, RunResult]], specs: Sequence[Spec]
-) -> tuple[SpecResult, ...]:
-    """What runs that stopped early (a `-j` run whose worker died or was interrupted) finished
-    between them: `specs` in order, each joined from its parts, up to the first spec with a
-    mutation no run finished (a spec stopped by its own error counts as finished)."""
+    named: Sequence[tuple[str, RunResult]], specs: Sequence[Spec],
+    wanted: Mapping[str, tuple[int, ...]] | None = None,
+) -> tuple[tuple[SpecResult, ...], tuple[str, ...]]:
+    """What the shards of a run that stopped early (a `-j` run whose worker died, that was
+    interrupted, or that `--fail-fast` stopped) finished between them: `specs` in order, each
+    joined from its parts, up to the first spec with a mutation of the run (`wanted`, a
+    shard's; default: every one) that no part finished, or whose parts disagree (the problems
+    found). A spec stopped by its own error counts as finished, and so does a part that had
+    finished every mutation its shard was given when it was stopped."""
     joined: list[SpecResult] = []
+    problems: list[str] = []
     for spec in specs:
-        parts = [(name, part) for name, run in named for part in run.specs
-                 if part.spec.id == spec.id and _finished(part)]
+        runs_here = (set(range(len(spec.mutations))) if wanted is None
+                     else set(wanted.get(spec.id, ())))
+        if not runs_here:
+            continue
+        parts = [(name, _settled(part, run)) for name, run in named for part in run.specs
+                 if part.spec.id == spec.id and (_finished(part) or _covers(part, run))]
         done = {result.mutation.index for _, part in parts for result in part.mutations}
-        if not parts or not (any(part.error for _, part in parts)
-                             or done >= set(range(len(spec.mutations)))):
+        if not parts or not (any(part.error for _, part in parts) or done >= runs_here):
             break
-        joined.append(_joined(spec.id, parts, []))
-    return tuple(joined)
+        result = _joined(spec.id, parts, problems)
+        if problems:
+            break
+        joined.append(result)
+    return tuple(joined), tuple(problems)
+
+
+def _covers(part: SpecResult, run: RunResult) -> bool:
+    """A shard's part of a spec holds every mutation of the spec its shard was given."""
+    if run.shard is None:
+        return False
+    given = set(run.shard.assigned().get(part.spec.id, ()))
+    return given <= {result.mutation.index for result in part.mutations}
+
+
+def _settled(part: SpecResult, run: RunResult) -> SpecResult:
+    """A part stopped after its last mutation, as it would have been saved a moment later."""
+    if _finished(part) or not _covers(part, run):
+        return part
+    return replace(part, error="", stopped="")

@@ -54,6 +54,7 @@ class Shard:
         of shard k/n are shards (k-1)p+1 .. kp of np, whose mutations are exactly k/n's."""
         return Shard((self.index - 1) * parts + index, self.count * parts)
 
+
 @dataclass(frozen=True)
 class Planned:
     """One spec of a sharded run, as every shard must see it: id, digest, mutation names."""

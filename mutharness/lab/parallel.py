@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from mutharness import process
-from mutharness.errors import ForcedExit, Interrupted, MutharnessError
+from mutharness.errors import ForcedExit, Interrupted, MergeError, MutharnessError
 from mutharness.lab.ending import Ending, recorded
 from mutharness.lab.events import Listener, Silent
-from mutharness.lab.session import Plan, Session
+from mutharness.lab.session import FAIL_FAST, Plan, Session, stopped_after
 from mutharness.merge import completed, merge, notes_of
 from mutharness.results import (
     MutationResult,
@@ -103,6 +103,11 @@ class _Worker:
                 + (said[-LOG_TAIL_CHARS:] if said else "(none)"))
 
 
+def _named(workers: list[_Worker]) -> list[tuple[str, RunResult]]:
+    """The workers' latest results, each named by its file (for merge and its messages)."""
+    return [(str(w.job.results), w.seen) for w in workers if w.seen is not None]
+
+
 def _signal_name(number: int) -> str:
     try:
         return signal.Signals(number).name
@@ -151,13 +156,13 @@ class _Follower:
         self.fail_fast = fail_fast
         self.reruns: dict[tuple[str, int], MutationResult] = {}
         self.stop: _Stop | None = None
-        self.told: set[str] = set()  # the workers' notes shown (each once, as with -j 1)
+        self.told: dict[str, None] = {}  # the workers' notes shown, in order, each once
 
     def tell(self) -> None:
         """Show the notes the workers made since the last look (a runner's fall-back)."""
-        for note in notes_of(w.seen for w in self.workers if w.seen is not None):
+        for note in notes_of(run for _, run in _named(self.workers)):
             if note not in self.told:
-                self.told.add(note)
+                self.told[note] = None
                 self.listener.note(note)
 
     def rerun_into(self, specs: tuple[SpecResult, ...]) -> tuple[SpecResult, ...]:
@@ -304,13 +309,13 @@ class Parallel:
         finally:
             self._stop(workers, ending.interrupted or signal.SIGTERM)
         if run is None:  # what the workers finished, in -j 1 order, up to the first they did not
-            finished = completed([(str(w.job.results), w.seen) for w in workers
-                                  if w.seen is not None], self.plan.specs)
+            named = _named(workers)
+            finished, _ = completed(named, self.plan.specs, self._wanted())
             run = replace(self._empty(complete=True, interrupted=ending.interrupted,
                                       error=ending.error),
                           specs=finished, tool=next(
-                              (dict(w.seen.tool) for w in workers if w.seen and w.seen.tool), {}),
-                          notes=notes_of(w.seen for w in workers if w.seen is not None))
+                              (dict(run.tool) for _, run in named if run.tool), {}),
+                          notes=notes_of(run for _, run in named))
         write_results(run, plan.json_path)
         return run
 
@@ -341,33 +346,44 @@ class Parallel:
         failed = next((w for w in workers if w.seen is None or not w.seen.complete), None)
         if failed is not None:
             raise WorkerFailed(failed.problem())
-        merged = merge([(str(w.job.results), w.seen) for w in workers
-                        if w.seen is not None], within=plan.shard)
+        merged = merge(_named(workers), within=plan.shard)
         return replace(merged, specs=follower.rerun_into(merged.specs),
-                       results_path=str(plan.json_path))
+                       results_path=str(plan.json_path), notes=tuple(follower.told))
 
     def _stopped(self, workers: list[_Worker], follower: _Follower) -> RunResult:
-        """The results of a `-j 1 --fail-fast` run that stopped at `stop`: the workers
-        ended (each cleans up after itself), the specs before it as they finished, and
-        `stop.spec` with its results up to the one it stopped at."""
+        """The results of the `-j 1 --fail-fast` run that stops where `follower` stopped: the
+        notes shown so far, the workers ended (each cleans up after itself), the specs before
+        the stop as they finished (their parts checked to agree, as merge checks them), and
+        the spec it stopped in with its results up to the one it stopped at."""
         stop = follower.stop
         assert stop is not None
-        self._stop(workers, signal.SIGTERM)  # their last results are read before it returns
-        named = [(str(w.job.results), w.seen) for w in workers if w.seen is not None]
-        place = self.plan.specs.index(stop.spec)
-        if stop.shown is None:  # the spec failed: its error as the workers recorded it
-            specs = follower.rerun_into(completed(named, self.plan.specs[:place + 1]))
-        else:
-            why = "stopped at the first unexpected result (--fail-fast)"
-            specs = (*follower.rerun_into(completed(named, self.plan.specs[:place])), replace(
-                stop.part, mutations=stop.shown, error="",
-                stopped=f"{why} after {len(stop.shown)} of {stop.total} "
-                        "mutation(s)"))
         follower.tell()
+        notes = tuple(follower.told)  # a note made past the stop is not the -j 1 run's
+        self._stop(workers, signal.SIGTERM)  # their last results are read before it returns
+        named = _named(workers)
+        place = self.plan.specs.index(stop.spec) + (1 if stop.shown is None else 0)
+        wanted = self._wanted()
+        specs, problems = completed(named, self.plan.specs[:place], wanted)
+        if problems:
+            raise MergeError(problems)
+        expected = [spec for spec in self.plan.specs[:place]
+                    if wanted is None or spec.id in wanted]
+        if len(specs) < len(expected):
+            raise WorkerFailed(f"the workers' results of spec {expected[len(specs)].id} are "
+                               "incomplete after they were stopped")
+        specs = follower.rerun_into(specs)
+        if stop.shown is not None:  # as -j 1 has it: up to the unexpected result
+            specs = (*specs, replace(stop.part, mutations=stop.shown, error="",
+                                     stopped=stopped_after(FAIL_FAST, len(stop.shown),
+                                                           stop.total)))
         first = next(run for _, run in named if run.tool)
-        return replace(first, specs=specs, shard=None, results_path=str(self.plan.json_path),
-                       complete=True, error=None, interrupted=None,
-                       notes=notes_of(run for _, run in named))
+        return replace(first, specs=specs, shard=self.sharded,
+                       results_path=str(self.plan.json_path), complete=True, error=None,
+                       interrupted=None, notes=notes)
+
+    def _wanted(self) -> Mapping[str, tuple[int, ...]] | None:
+        """The mutations this run makes per spec id: a shard's, or (None) every one."""
+        return None if self.sharded is None else self.sharded.assigned()
 
     def _stop(self, workers: list[_Worker], signal_number: int) -> None:
         """Every worker ended: each is passed the signal and cleans up after itself (puts its

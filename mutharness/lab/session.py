@@ -26,6 +26,13 @@ from mutharness.spec import Mutation, Spec
 from mutharness.verdict import classify, meets_expectation
 from mutharness.workspace import SourceRepo
 
+FAIL_FAST = "stopped at the first unexpected result (--fail-fast)"
+
+
+def stopped_after(why: str, done: int, total: int) -> str:
+    """Why a spec's mutations were not all run, and how far it got."""
+    return f"{why} after {done} of {total} mutation(s)"
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -71,7 +78,7 @@ class _SpecRun:
         the `error` that leaves it without any verdict."""
         baseline = self.baseline
         total = len(self.mutations)
-        stopped = f"{why} after {len(self.done)} of {total} mutation(s)" if why else ""
+        stopped = stopped_after(why, len(self.done), total) if why else ""
         return SpecResult(
             self.spec, baseline.facts if baseline else facts,
             baseline.timeout_s if baseline else 0.0, tuple(self.done), error,
@@ -162,7 +169,7 @@ class _SpecRun:
             session.save()
             listener.mutation_finished(self.spec, result)
             if session.plan.fail_fast and not result.as_expected:
-                return self.result("stopped at the first unexpected result (--fail-fast)")
+                return self.result(FAIL_FAST)
         return self.result()
 
     def _isolation(self, facts: RunFacts) -> MutharnessError | None:

@@ -486,7 +486,9 @@ def test_the_timeout_is_max_of_floor_and_factor_times_baseline_plus_constant_per
                        env=sandbox.env())
     floored = json.loads((project.root / ".mutharness/results.json").read_text("utf-8"))
 
-    assert (done.code, floored_done.code) == (0, 0), done.out + done.err + floored_done.err
+    # limits this tight may time a mutant out on a loaded machine: the limits are the facts here
+    assert scaled["complete"] and not scaled["error"], done.out + done.err
+    assert floored_done.code == 0, floored_done.out + floored_done.err
     assert scaled["settings"]["values"] == {
         **scaled["settings"]["values"],
         "timeout-floor": 1.0, "timeout-factor": 2.5, "timeout-constant": 1.5,

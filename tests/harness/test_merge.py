@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import BOUNDS, Completed, Project, git
+
+from mutharness.merge import completed
+from mutharness.results import from_json
 
 ProjectFactory = Callable[..., Project]
 Cli = Callable[..., Completed]
@@ -219,3 +223,22 @@ def test_shards_whose_specs_were_named_in_another_order_still_merge(
 
     assert done.code == 0, done.out + done.err
     assert list(names(project.root.parent / "out.json")) == ["bounds", "calc"]  # the first's order
+
+
+def test_what_a_stopped_shard_run_finished_is_kept_with_a_part_stopped_after_its_last_mutation(
+    project: Project, cli: Cli
+) -> None:
+    run = from_json(json.loads(shard(project, cli, 2, 2).read_text("utf-8")))
+    assert run.shard is not None
+    specs, wanted = tuple(s.spec for s in run.specs), run.shard.assigned()
+    bounds, calc = run.specs
+    # stopped (--fail-fast, a signal) after saving calc's last mutation, before saving calc
+    said = "interrupted after 2 of 2 mutation(s)"
+    late = replace(run, specs=(bounds, replace(calc, error=said, stopped=said)),
+                   complete=False, interrupted=15)
+    early = replace(late, specs=(bounds, replace(late.specs[1],
+                                                 mutations=calc.mutations[:1])))
+
+    assert completed([("w", late)], specs, wanted) == (run.specs, ())
+    assert completed([("w", early)], specs, wanted) == ((bounds,), ())
+    assert completed([("w", run)], specs) == ((), ())  # bounds #1 and #2 are another shard's

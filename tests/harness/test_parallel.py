@@ -95,7 +95,7 @@ def test_a_shard_run_with_j2_is_that_shard_run_with_j1_and_merges_with_the_other
         assert done.code == 0, done.out + done.err
     assert console(runs["2"].out, str(here / "j2")) == console(runs["1"].out, str(here / "j1"))
     assert timeless(here / "j2.json") == timeless(here / "j1.json")
-    # shard 2/2 is bounds #3 and calc's two: its workers ran them as parts 3/4 and 4/4
+    # shard 2/2 is bounds #3 and calc's two, run by its workers as shards 3/4 and 4/4
     assert {spec["id"]: len(spec["mutations"]) for spec in timeless(here / "j2.json")["specs"]} \
         == {"bounds": 1, "calc": 2}
     workspaces = {line.split()[1] for line in (here / "j2.log").read_text().splitlines()}
@@ -103,19 +103,24 @@ def test_a_shard_run_with_j2_is_that_shard_run_with_j1_and_merges_with_the_other
     assert timeless(here / "merged.json")["specs"] == timeless(here / "whole.json")["specs"]
 
 
-@pytest.mark.parametrize(("stops", "code", "shown"), [
-    ("unexpected", 1, 2),  # bounds' second mutation, wrongly documented as a survivor
-    ("spec-error", 2, 0),  # bounds' baseline count is wrong: the spec fails, no mutation runs
+@pytest.mark.parametrize(("stops", "code", "ran", "shown"), [
+    ("unexpected", 1, ["bounds"], 2),  # bounds' second mutation, wrongly documented
+    ("spec-error", 2, ["bounds"], 0),  # bounds' baseline count is wrong: no mutation runs
+    # calc's first mutation, wrongly documented: worker 2's, after bounds from both workers
+    ("later-spec", 1, ["bounds", "calc"], 1),
 ])
 def test_j2_fail_fast_stops_where_j1_does_with_its_console_results_and_evidence(
-    make_project: ProjectFactory, cli: Cli, stops: str, code: int, shown: int
+    make_project: ProjectFactory, cli: Cli, stops: str, code: int, ran: list[str], shown: int
 ) -> None:
     bounds = json.loads(json.dumps(BOUNDS))
+    calc = default_spec()
     if stops == "unexpected":
         bounds["mutations"][1]["expectCaught"] = False  # caught: the first unexpected result
-    else:
+    elif stops == "spec-error":
         bounds["expectBaselinePass"] = 5
-    project = make_project()
+    else:
+        calc["mutations"][0]["expectCaught"] = False
+    project = make_project(spec=calc)
     project.spec("bounds", bounds)
     project.write("tests/conftest.py", RECORDING)
     project.commit(f"bounds stops a fail-fast run ({stops})")
@@ -132,10 +137,10 @@ def test_j2_fail_fast_stops_where_j1_does_with_its_console_results_and_evidence(
     assert console(two.out, str(here / "j2")) == console(one.out, str(here / "j1"))
     stopped = timeless(here / "j1.json")
     assert timeless(here / "j2.json") == stopped
-    assert [spec["id"] for spec in stopped["specs"]] == ["bounds"]  # calc never ran
-    assert len(stopped["specs"][0]["mutations"]) == shown
-    assert ("--fail-fast" in stopped["specs"][0]["stopped"]) == (stops == "unexpected")
-    for name in ("bounds.md", "bounds.json", "index.md"):
+    assert [spec["id"] for spec in stopped["specs"]] == ran  # what follows never ran
+    assert len(stopped["specs"][-1]["mutations"]) == shown
+    assert ("--fail-fast" in stopped["specs"][-1]["stopped"]) == (stops != "spec-error")
+    for name in (*(f"{spec}.{kind}" for spec in ran for kind in ("md", "json")), "index.md"):
         assert (here / "j2" / name).read_bytes() == (here / "j1" / name).read_bytes(), name
     assert git(project.root, "status", "--porcelain") == ""
 

@@ -13,6 +13,8 @@ from typing import Any
 
 from conftest import Completed, Project, default_spec, git
 
+from mutharness.results import from_json, to_json
+
 ProjectFactory = Callable[..., Project]
 Cli = Callable[..., Completed]
 
@@ -47,6 +49,11 @@ def test_the_json_option_writes_versions_commit_spec_baseline_and_per_mutation_f
     assert (results["commit"], results["dirty"], results["dirty_changes"]) == (head, False, [])
     assert results["exit_code"] == 0 and results["interrupted"] is False
     assert results["command"] == ["mutharness", "verify", "specs/calc.json"]
+    assert results["notes"] == []  # nothing to tell: the warm runner was proven
+    noted = {**results, "notes": ["pytest runs in a fresh process per run from now on: why"]}
+    assert to_json(from_json(noted))["notes"] == noted["notes"]
+    older = {key: value for key, value in results.items() if key != "notes"}
+    assert from_json(older).notes == ()  # a file written before notes were kept
 
     [spec] = results["specs"]
     assert spec["id"] == "calc" and spec["path"] == "specs/calc.json" and spec["error"] == ""
