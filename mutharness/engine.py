@@ -237,8 +237,8 @@ def verify(
         command=settings.command, git_version=prepared.git_version,
         skip_rules=prepared.skip_rules, shard=settings.shard,
     )
-    jobs = min(settings.jobs, sum(len(spec.mutations) for spec in plan.specs) if plan.shard is None
-               else sum(map(len, ShardPlan.of(plan.shard, plan.specs).assigned().values())))
+    # no more workers than mutations to run (shard 1/1 is the whole run)
+    jobs = min(settings.jobs, ShardPlan.of(plan.shard or Shard(1, 1), plan.specs).size)
     if not lock:
         return Session(plan).execute(listener, environ, prepared.temp_dir)
     with locked(prepared):

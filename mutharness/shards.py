@@ -90,6 +90,11 @@ class ShardPlan:
         """This shard's mutation indices per spec id."""
         return assignment(self.plan, self.shard)
 
+    @property
+    def size(self) -> int:
+        """How many mutations this shard runs."""
+        return sum(map(len, self.assigned().values()))
+
     def to_json(self) -> dict[str, Any]:
         return {"index": self.shard.index, "count": self.shard.count,
                 "plan": [planned.to_json() for planned in self.plan]}

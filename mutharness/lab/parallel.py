@@ -140,7 +140,6 @@ class _Stop:
     spec: Spec
     part: SpecResult
     shown: tuple[MutationResult, ...] | None
-    total: int  # the spec's mutations this run makes
 
 
 class _Follower:
@@ -231,7 +230,7 @@ class _Follower:
             if part.error and not _running(part):  # its baseline was refused: as with -j 1
                 self.listener.spec_failed(spec, RecordedError(part.error))
                 if self.fail_fast:
-                    self.stop = _Stop(spec, part, None, len(spec.mutations))
+                    self.stop = _Stop(spec, part, None)
                     return
                 continue
             assert part.baseline is not None
@@ -245,7 +244,7 @@ class _Follower:
                 if isinstance(result, str):
                     self.listener.spec_failed(spec, RecordedError(result))
                     if self.fail_fast:
-                        self.stop = _Stop(spec, part, None, len(spec.mutations))
+                        self.stop = _Stop(spec, part, None)
                         return
                     break
                 if result.verdict is Verdict.TIMEOUT:
@@ -255,7 +254,7 @@ class _Follower:
                 self.listener.mutation_finished(spec, result)
                 shown.append(result)
                 if self.fail_fast and not result.as_expected:
-                    self.stop = _Stop(spec, part, tuple(shown), len(mine))
+                    self.stop = _Stop(spec, part, tuple(shown))
                     return
 
 
@@ -373,9 +372,9 @@ class Parallel:
                                "incomplete after they were stopped")
         specs = follower.rerun_into(specs)
         if stop.shown is not None:  # as -j 1 has it: up to the unexpected result
+            total = len(stop.spec.mutations if wanted is None else wanted[stop.spec.id])
             specs = (*specs, replace(stop.part, mutations=stop.shown, error="",
-                                     stopped=stopped_after(FAIL_FAST, len(stop.shown),
-                                                           stop.total)))
+                                     stopped=stopped_after(FAIL_FAST, len(stop.shown), total)))
         first = next(run for _, run in named if run.tool)
         return replace(first, specs=specs, shard=self.sharded,
                        results_path=str(self.plan.json_path), complete=True, error=None,
