@@ -164,6 +164,11 @@ def git_status(root: Path) -> str:
     ).stdout
 
 
+# A mutant that blocks until the test signals must not time out first, however loaded the
+# machine (the default floor, 20 s, is a guess about speed): a hang guard, not a speed check.
+HANG_GUARD = ("--timeout-floor", "3600")
+
+
 def spawn(cwd: Path, *args: str, env: Mapping[str, str]) -> subprocess.Popen[str]:
     """Start the real `mutharness` command line without waiting for it."""
     return subprocess.Popen(

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from conftest import Completed, Project, default_spec
-from liverun import Sandbox, add_probes, alive, spawn, wait_for
+from liverun import HANG_GUARD, Sandbox, add_probes, alive, spawn, wait_for
 
 from mutharness.errors import EnvironmentProblem
 from mutharness.reports.evidence import escape_markdown, fence, render_documents, write_evidence
@@ -577,7 +577,7 @@ def test_an_interrupted_verify_writes_no_evidence_from_its_partial_results(
     sandbox = Sandbox.under(tmp_path)
 
     proc = spawn(project.root, "verify", "specs/gate.json", "--evidence", "evidence",
-                 env=sandbox.env(MH_BLOCK="mutant"))
+                 *HANG_GUARD, env=sandbox.env(MH_BLOCK="mutant"))
     try:
         wait_for(lambda: (sandbox.spy / "mutant.pids").exists(), proc, "the mutant to run")
         proc.send_signal(signal.SIGINT)

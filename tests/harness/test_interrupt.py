@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import Completed, Project
 from liverun import (
+    HANG_GUARD,
     Sandbox,
     add_probes,
     alive,
@@ -39,7 +40,8 @@ def _interrupt(
     project: Project, sandbox: Sandbox, phase: str, signal_number: int
 ) -> tuple[int, str, str, tuple[int, ...]]:
     """Start a verify of specs/gate.json, signal it once `phase`'s tests run; wait for the end."""
-    proc = spawn(project.root, "verify", "specs/gate.json", env=sandbox.env(MH_BLOCK=phase))
+    proc = spawn(project.root, "verify", "specs/gate.json", *HANG_GUARD,
+                 env=sandbox.env(MH_BLOCK=phase))
     try:
         wait_for(lambda: (sandbox.spy / f"{phase}.pids").exists(), proc,
                  f"the {phase} tests to be running")

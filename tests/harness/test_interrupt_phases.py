@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 from conftest import Completed, Project, Recorder
 from liverun import (
+    HANG_GUARD,
     ONE_MUTATION_SPEC,
     Sandbox,
     alive,
@@ -291,7 +292,7 @@ def test_sigterm_while_the_second_mutant_runs_exits_143_with_the_first_mutant_in
     before = snapshot(project.root)
 
     with no_strays(sandbox.spy):
-        proc = spawn(project.root, "verify", "specs/phases.json",
+        proc = spawn(project.root, "verify", "specs/phases.json", *HANG_GUARD,
                      env=sandbox.env(MH_BLOCK="mutant-two"))
         try:
             wait_for((sandbox.spy / "mutant-two.pids").exists, proc, "mutant two's tests")
@@ -350,7 +351,7 @@ def test_a_second_signal_during_the_cleanup_exits_at_once_still_killing_the_test
     before = snapshot(project.root)
 
     with no_strays(sandbox.spy):
-        proc = spawn(project.root, "verify", "specs/phases.json",
+        proc = spawn(project.root, "verify", "specs/phases.json", *HANG_GUARD,
                      env=sandbox.env(MH_BLOCK="mutant-one", MH_STUBBORN="1"))
         try:
             wait_for((sandbox.spy / "mutant-one.pids").exists, proc, "mutant one's tests")

@@ -17,7 +17,16 @@ from pathlib import Path
 
 import pytest
 from conftest import Completed, Project
-from liverun import ONE_MUTATION_SPEC, Sandbox, add_probes, alive, snapshot, spawn, wait_for
+from liverun import (
+    HANG_GUARD,
+    ONE_MUTATION_SPEC,
+    Sandbox,
+    add_probes,
+    alive,
+    snapshot,
+    spawn,
+    wait_for,
+)
 
 from mutharness.sweep import pid_alive, sweep_stale_workspaces
 from mutharness.workspace import MARKER
@@ -176,7 +185,8 @@ def test_after_a_SIGKILL_mid_mutant_the_tree_is_untouched_the_lock_free_and_the_
     add_probes(project)
     sandbox = Sandbox.under(tmp_path)
     before = snapshot(project.root)
-    proc = spawn(project.root, "verify", "specs/gate.json", env=sandbox.env(MH_BLOCK="mutant"))
+    proc = spawn(project.root, "verify", "specs/gate.json", *HANG_GUARD,
+                 env=sandbox.env(MH_BLOCK="mutant"))
     pids: tuple[int, ...] = ()
     try:
         wait_for((sandbox.spy / "mutant.pids").exists, proc, "the mutant's tests")

@@ -9,7 +9,16 @@ from pathlib import Path
 
 import pytest
 from conftest import CALC, Completed, Project, default_spec, git
-from liverun import Sandbox, add_probes, mutations_of, no_strays, results_of, spawn, wait_for
+from liverun import (
+    HANG_GUARD,
+    Sandbox,
+    add_probes,
+    mutations_of,
+    no_strays,
+    results_of,
+    spawn,
+    wait_for,
+)
 
 ProjectFactory = Callable[..., Project]
 Cli = Callable[..., Completed]
@@ -96,7 +105,7 @@ def test_a_commit_made_during_the_run_never_enters_its_results(
     sandbox = Sandbox.under(tmp_path)
 
     with no_strays(sandbox.spy):
-        proc = spawn(project.root, "verify", "specs/gate.json", "specs/calc.json",
+        proc = spawn(project.root, "verify", "specs/gate.json", "specs/calc.json", *HANG_GUARD,
                      env=sandbox.env(MH_BLOCK="mutant"))
         try:
             wait_for((sandbox.spy / "mutant.pids").exists, proc, "the mutant's tests")
