@@ -60,8 +60,9 @@ class Settings:
     command: tuple[str, ...] = ()
     since: str | None = None  # --since REV: only the specs its changes affect
     shard: Shard | None = None  # --shard k/n: only this shard's mutations
-    jobs: int = 1  # -j N: N worker processes, each a shard of the run in its own workspace
+    jobs: int = 1  # -j N: N worker processes, each in its own workspace
     inherited: Inherited | None = None  # a -j worker: the tree its parent run measures
+    feed: Path | None = None  # a -j worker: where its parent hands it mutations
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,7 @@ def settings_json(settings: Settings) -> dict[str, Any]:
         "command": list(settings.command), "since": settings.since,
         "shard": None if settings.shard is None else str(settings.shard),
         "jobs": settings.jobs,
+        "feed": None if settings.feed is None else str(settings.feed),
         "inherited": None if settings.inherited is None else {
             "head": settings.inherited.head, "changes": list(settings.inherited.changes),
             "included": list(settings.inherited.included),
@@ -108,6 +110,7 @@ def settings_from_json(document: Mapping[str, Any]) -> Settings:
         command=tuple(document["command"]), since=document["since"],
         shard=None if document["shard"] is None else Shard.parse(document["shard"]),
         jobs=document["jobs"],
+        feed=None if document["feed"] is None else Path(document["feed"]),
         inherited=None if document["inherited"] is None else Inherited(
             document["inherited"]["head"], tuple(document["inherited"]["changes"]),
             tuple(document["inherited"]["included"]),
@@ -235,7 +238,7 @@ def verify(
         tracked=prepared.tracked, changes=prepared.changes, included=prepared.included,
         fail_fast=settings.fail_fast, json_path=json_path,
         command=settings.command, git_version=prepared.git_version,
-        skip_rules=prepared.skip_rules, shard=settings.shard,
+        skip_rules=prepared.skip_rules, shard=settings.shard, feed=settings.feed,
     )
     # no more workers than mutations to run (shard 1/1 is the whole run)
     jobs = min(settings.jobs, ShardPlan.of(plan.shard or Shard(1, 1), plan.specs).size)
@@ -249,19 +252,17 @@ def verify(
 
 
 def _parallel(settings: Settings, prepared: Prepared, plan: Plan, jobs: int) -> Parallel:
-    """`jobs` workers, worker k running shard k/jobs of the run (`verify -j`), or part k of
-    the run's shard (`verify --shard K/N -j`)."""
+    """`jobs` workers, each handed the run's mutations (a shard's, with `--shard`) one at a
+    time (`verify -j`)."""
     scratch = scratch_directory(prepared.temp_dir)
     workers = []
     for index in range(1, jobs + 1):
-        shard = Shard(index, jobs) if plan.shard is None else plan.shard.part(index, jobs)
-        results = scratch / f"results-{index}.json"
-        worker = replace(settings, jobs=1, shard=shard, json_path=results, fail_fast=False,
-                         inherited=Inherited(prepared.source.head, prepared.changes,
-                                             prepared.included))
+        results, feed = scratch / f"results-{index}.json", scratch / f"feed-{index}.jsonl"
+        worker = replace(settings, jobs=1, shard=None, feed=feed, json_path=results,
+                         fail_fast=False, inherited=Inherited(
+                             prepared.source.head, prepared.changes, prepared.included))
         document = {**settings_json(worker), "parent": os.getpid()}
-        workers.append(WorkerJob(shard, document, results,
-                                 ShardPlan.of(shard, plan.specs).assigned()))
+        workers.append(WorkerJob(index, jobs, document, results, feed))
     return Parallel(plan, workers, scratch, worker_argv, settings.start)
 
 

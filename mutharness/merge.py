@@ -13,8 +13,7 @@ from dataclasses import replace
 from mutharness.errors import MergeError
 from mutharness.results import RunResult, SpecResult
 from mutharness.runners.base import RunFacts
-from mutharness.shards import Planned, Shard, ShardPlan, assignment
-from mutharness.spec import Spec
+from mutharness.shards import Planned, ShardPlan
 
 MAX_NAMED = 20  # missing or doubled mutations named, per kind
 
@@ -66,20 +65,13 @@ def _versions_differ(mine: Mapping[str, str], theirs: Mapping[str, str]) -> str:
                      for key in keys)
 
 
-def _each_shard_once(named: Sequence[tuple[str, RunResult]], count: int,
-                     within: Shard | None) -> list[str]:
+def _each_shard_once(named: Sequence[tuple[str, RunResult]], count: int) -> list[str]:
     by_index: dict[int, list[str]] = {}
     for name, run in named:
         assert run.shard is not None
         by_index.setdefault(run.shard.shard.index, []).append(name)
     problems = []
-    wanted = _wanted(count, within)
-    if within is not None and count % within.count:
-        problems.append(f"shards of {count} cannot be the parts of shard {within}")
-    problems.extend(f"{name} holds shard {index}/{count}, not a part of shard {within}"
-                    for index, names in sorted(by_index.items()) if index not in wanted
-                    for name in names)
-    for index in wanted:
+    for index in range(1, count + 1):
         names = by_index.get(index, [])
         if not names:
             problems.append(f"shard {index}/{count} is missing")
@@ -91,24 +83,14 @@ def _each_shard_once(named: Sequence[tuple[str, RunResult]], count: int,
     return problems
 
 
-def _wanted(count: int, within: Shard | None) -> range:
-    """The indices of the shards of `count` a merge needs: every one, or `within`'s parts."""
-    if within is None:
-        return range(1, count + 1)
-    parts = count // within.count
-    first = within.part(1, parts).index
-    return range(first, first + parts)
-
-
 def _listed(kind: str, lines: list[str]) -> list[str]:
     shown = lines[:MAX_NAMED]
     more = len(lines) - len(shown)
     return [*shown, *([f"{kind}: and {more} more"] if more else [])]
 
 
-def _coverage(named: Sequence[tuple[str, RunResult]], plan: ShardPlan,
-              within: Shard | None) -> list[str]:
-    """Every mutation of the plan (of shard `within` of it) in exactly one shard (a spec that
+def _coverage(named: Sequence[tuple[str, RunResult]], plan: ShardPlan) -> list[str]:
+    """Every mutation of the plan in exactly one shard (a spec that
     stopped before its mutations, as its error says, answers for the mutations its shard was
     given)."""
     seen: dict[tuple[str, int], list[str]] = {}
@@ -122,11 +104,8 @@ def _coverage(named: Sequence[tuple[str, RunResult]], plan: ShardPlan,
             for index in sorted(done):
                 seen.setdefault((spec.spec.id, index), []).append(name)
     missing, doubled = [], []
-    wanted = None if within is None else assignment(plan.plan, within)
     for planned in plan.plan:
         for index, mutation in enumerate(planned.names):
-            if wanted is not None and index not in wanted.get(planned.spec, ()):
-                continue
             where = seen.get((planned.spec, index), [])
             label = f"{planned.spec} #{index + 1} {mutation!r}"
             if not where:
@@ -140,7 +119,9 @@ def _tests(facts: RunFacts) -> list[tuple[str, str]]:
     return sorted((outcome.nodeid, outcome.outcome.value) for outcome in facts.outcomes)
 
 
-def _joined(spec_id: str, parts: list[tuple[str, SpecResult]], problems: list[str]) -> SpecResult:
+def joined(spec_id: str, parts: list[tuple[str, SpecResult]], problems: list[str]) -> SpecResult:
+    """One spec's parts (each named by its file) as one result; `problems` gets each way
+    they disagree (other tests in the baseline, other files the verdicts depend on)."""
     measured = [(name, part) for name, part in parts if part.baseline is not None
                 and not part.error]
     for name, part in measured[1:]:
@@ -163,10 +144,9 @@ def _joined(spec_id: str, parts: list[tuple[str, SpecResult]], problems: list[st
     )
 
 
-def merge(named: Sequence[tuple[str, RunResult]], within: Shard | None = None) -> RunResult:
-    """The one run that `named` (file name, shard's results) are the shards of, or with
-    `within` the one shard they are the parts of (`verify --shard k/n -j N`'s workers);
-    raises MergeError with every problem found when they are not exactly that."""
+def merge(named: Sequence[tuple[str, RunResult]]) -> RunResult:
+    """The one run that `named` (file name, shard's results) are the shards of; raises
+    MergeError with every problem found when they are not exactly that."""
     if not named:
         raise MergeError(("no shard's results were given",))
     problems = _of_one_run(named)
@@ -174,70 +154,20 @@ def merge(named: Sequence[tuple[str, RunResult]], within: Shard | None = None) -
         raise MergeError(tuple(problems))
     first = named[0][1]
     assert first.shard is not None
-    problems = [*_each_shard_once(named, first.shard.shard.count, within),
-                *_coverage(named, first.shard, within)]
+    problems = [*_each_shard_once(named, first.shard.shard.count),
+                *_coverage(named, first.shard)]
     specs = []
     for planned in first.shard.plan:
         parts = [(name, spec) for name, run in named for spec in run.specs
                  if spec.spec.id == planned.spec]
         if parts:
-            specs.append(_joined(planned.spec, parts, problems))
+            specs.append(joined(planned.spec, parts, problems))
     if problems:
         raise MergeError(tuple(problems))
-    return replace(first, specs=tuple(specs), results_path="", complete=True,
-                   shard=None if within is None else ShardPlan(within, first.shard.plan),
+    return replace(first, specs=tuple(specs), results_path="", complete=True, shard=None,
                    notes=notes_of(run for _, run in named))
 
 
 def notes_of(runs: Iterable[RunResult]) -> tuple[str, ...]:
     """Every note the runs made, once, in the order they first appear."""
     return tuple(dict.fromkeys(note for run in runs for note in run.notes))
-
-
-def _finished(part: SpecResult) -> bool:
-    """Not a spec a run was still in when it stopped (its partial result says so)."""
-    return not (part.error and part.error == part.stopped)
-
-
-def completed(
-    named: Sequence[tuple[str, RunResult]], specs: Sequence[Spec],
-    wanted: Mapping[str, tuple[int, ...]] | None = None,
-) -> tuple[tuple[SpecResult, ...], tuple[str, ...]]:
-    """What the shards of a run that stopped early (a `-j` run whose worker died, that was
-    interrupted, or that `--fail-fast` stopped) finished between them: `specs` in order, each
-    joined from its parts, up to the first spec with a mutation of the run (`wanted`, a
-    shard's; default: every one) that no part finished, or whose parts disagree (the problems
-    found). A spec stopped by its own error counts as finished, and so does a part that had
-    finished every mutation its shard was given when it was stopped."""
-    joined: list[SpecResult] = []
-    problems: list[str] = []
-    for spec in specs:
-        runs_here = (set(range(len(spec.mutations))) if wanted is None
-                     else set(wanted.get(spec.id, ())))
-        if not runs_here:
-            continue
-        parts = [(name, _settled(part, run)) for name, run in named for part in run.specs
-                 if part.spec.id == spec.id and (_finished(part) or _covers(part, run))]
-        done = {result.mutation.index for _, part in parts for result in part.mutations}
-        if not parts or not (any(part.error for _, part in parts) or done >= runs_here):
-            break
-        result = _joined(spec.id, parts, problems)
-        if problems:
-            break
-        joined.append(result)
-    return tuple(joined), tuple(problems)
-
-
-def _covers(part: SpecResult, run: RunResult) -> bool:
-    """A shard's part of a spec holds every mutation of the spec its shard was given."""
-    if run.shard is None:
-        return False
-    given = set(run.shard.assigned().get(part.spec.id, ()))
-    return given <= {result.mutation.index for result in part.mutations}
-
-
-def _settled(part: SpecResult, run: RunResult) -> SpecResult:
-    """A part stopped after its last mutation, as it would have been saved a moment later."""
-    if _finished(part) or not _covers(part, run):
-        return part
-    return replace(part, error="", stopped="")

@@ -49,11 +49,6 @@ class Shard:
     def __str__(self) -> str:
         return f"{self.index}/{self.count}"
 
-    def part(self, index: int, parts: int) -> Shard:
-        """Part `index` of `parts` of this shard, as a shard of `count` x `parts`: the parts
-        of shard k/n are shards (k-1)p+1 .. kp of np, whose mutations are exactly k/n's."""
-        return Shard((self.index - 1) * parts + index, self.count * parts)
-
 
 @dataclass(frozen=True)
 class Planned:

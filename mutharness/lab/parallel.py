@@ -1,11 +1,13 @@
-"""`verify -j N`: N worker processes, each one shard of the run in its own workspace.
+"""`verify -j N`: N worker processes in their own workspaces, handed mutations one at a time.
 
-The workers are `verify --shard k/N` runs under this run's lock (`lab.worker`); each is its
-own process, so each is the subreaper of its own tests and kills only their trees. Their
-results files, rewritten after every mutation, are followed here and shown as a `-j 1` run
-shows them, spec by spec and mutation by mutation in the spec's order; at the end `merge`
-joins them into the one results file a `-j 1` run writes. A TIMEOUT is re-run alone (with
-every worker finished) before it is shown: load from the other workers must not make one.
+The workers are `verify` runs under this run's lock (`lab.worker`); each is its own process,
+so each is the subreaper of its own tests and kills only their trees. Each is handed its
+next mutation when it is idle (`lab.schedule` chooses it, longest first; `lab.feed` carries
+it). Their results files, rewritten after every mutation, are followed here and shown as a
+`-j 1` run shows them, spec by spec and mutation by mutation in the spec's order; at the end
+`lab.joining` joins them into the one results file a `-j 1` run writes. A TIMEOUT is re-run
+alone (with every worker finished) before it is shown: load from the other workers must not
+make one.
 With `--fail-fast` the run stops where a `-j 1` run stops, and keeps only what that run has.
 """
 
@@ -25,8 +27,11 @@ from mutharness import process
 from mutharness.errors import ForcedExit, Interrupted, MergeError, MutharnessError
 from mutharness.lab.ending import Ending, recorded
 from mutharness.lab.events import Listener, Silent
+from mutharness.lab.feed import Feed
+from mutharness.lab.joining import Given, completed
+from mutharness.lab.schedule import Item, Schedule, Timings, previous_timings, timings_of
 from mutharness.lab.session import FAIL_FAST, Plan, Session, stopped_after
-from mutharness.merge import completed, merge, notes_of
+from mutharness.merge import notes_of
 from mutharness.results import (
     MutationResult,
     RecordedError,
@@ -47,12 +52,16 @@ LOG_TAIL_CHARS = 2000
 
 @dataclass(frozen=True)
 class WorkerJob:
-    """What worker `shard` is asked to run: its job document, and where it writes."""
+    """Worker `index` of `count`: its job document, where it writes, where it is fed."""
 
-    shard: Shard
+    index: int
+    count: int
     document: Mapping[str, Any]  # engine.settings_json for this worker, and its parent's pid
     results: Path
-    assigned: Mapping[str, tuple[int, ...]]  # its mutations' indices per spec id
+    feed: Path
+
+    def __str__(self) -> str:
+        return f"{self.index} of {self.count}"
 
 
 class _Worker:
@@ -61,8 +70,14 @@ class _Worker:
     def __init__(self, job: WorkerJob, started: process.Background) -> None:
         self.job = job
         self.process = started
+        self.feed = Feed(job.feed)
         self.seen: RunResult | None = None
         self.stamp: tuple[int, int, int] | None = None
+
+    @property
+    def name(self) -> str:
+        """Its results file's name, which names it in messages about its results."""
+        return str(self.job.results)
 
     def refresh(self, force: bool = False) -> None:
         try:
@@ -91,7 +106,7 @@ class _Worker:
         """Why this worker ended without the results asked of it."""
         seen = self.seen
         if seen is not None and seen.error is not None:
-            return f"worker {self.job.shard}: {seen.error.message()}"
+            return f"worker {self.job}: {seen.error.message()}"
         status = self.process.poll()
         how = (f"was killed by signal {-status} ({_signal_name(-status)})"
                if status is not None and status < 0 else f"exited with status {status}")
@@ -99,13 +114,13 @@ class _Worker:
             said = self.process.log_path.read_text(encoding="utf-8", errors="replace").strip()
         except OSError:
             said = ""
-        return (f"worker {self.job.shard} {how} before its results were complete; its output: "
+        return (f"worker {self.job} {how} before its results were complete; its output: "
                 + (said[-LOG_TAIL_CHARS:] if said else "(none)"))
 
 
 def _named(workers: list[_Worker]) -> list[tuple[str, RunResult]]:
     """The workers' latest results, each named by its file (for merge and its messages)."""
-    return [(str(w.job.results), w.seen) for w in workers if w.seen is not None]
+    return [(w.name, w.seen) for w in workers if w.seen is not None]
 
 
 def _signal_name(number: int) -> str:
@@ -113,6 +128,50 @@ def _signal_name(number: int) -> str:
         return signal.Signals(number).name
     except ValueError:
         return "unknown"
+
+
+def _running(part: SpecResult) -> bool:
+    """A spec a worker has measured and is still mutating (its partial result)."""
+    return bool(part.error) and part.error == part.stopped
+
+
+class _Dispatch:
+    """Hands each idle worker its next mutation (`Schedule` chooses it) and keeps who was
+    given what; a worker with nothing left to run is told so, and exits."""
+
+    def __init__(self, workers: list[_Worker], schedule: Schedule) -> None:
+        self.workers = workers
+        self.schedule = schedule
+        self.owners: dict[Item, _Worker] = {}
+        self.given: dict[str, dict[str, set[int]]] = {w.name: {} for w in workers}
+        self.ended: set[int] = set()  # the workers told that nothing more comes
+
+    def holders(self, spec_id: str) -> list[_Worker]:
+        return [w for w in self.workers if spec_id in self.given[w.name]]
+
+    def step(self) -> None:
+        """Take in what the workers finished; hand the idle ones their next mutation."""
+        schedule = self.schedule
+        for number, worker in enumerate(self.workers):
+            for item in list(schedule.outstanding[number]):
+                part = worker.part(item.spec)
+                if part is None:
+                    continue
+                schedule.learn(item.spec, timings_of(part))
+                if any(m.mutation.index == item.index for m in part.mutations):
+                    schedule.done(number, item)
+                elif part.error and not _running(part):
+                    schedule.fail(item.spec, number)
+            if schedule.outstanding[number] or number in self.ended or worker.ended:
+                continue
+            given = schedule.next_for(number)
+            if given is None:
+                worker.feed.end()
+                self.ended.add(number)
+                continue
+            self.owners[given] = worker
+            self.given[worker.name].setdefault(given.spec, set()).add(given.index)
+            worker.feed.give(given)
 
 
 class WorkerFailed(MutharnessError):
@@ -124,11 +183,6 @@ class WorkerFailed(MutharnessError):
 
     def message(self) -> str:
         return self.problem
-
-
-def _running(part: SpecResult) -> bool:
-    """A spec a worker has measured and is still mutating (its partial result)."""
-    return bool(part.error) and part.error == part.stopped
 
 
 @dataclass(frozen=True)
@@ -143,13 +197,14 @@ class _Stop:
 
 
 class _Follower:
-    """Shows the workers' results in the order of a `-j 1` run, as they arrive; with
-    `fail_fast`, only up to the first unexpected result or failed spec."""
+    """Keeps the workers fed, and shows their results in the order of a `-j 1` run as they
+    arrive; with `fail_fast`, only up to the first unexpected result or failed spec."""
 
-    def __init__(self, workers: list[_Worker], listener: Listener,
+    def __init__(self, dispatch: _Dispatch, listener: Listener,
                  rerun: Callable[[Spec, MutationResult], MutationResult],
                  fail_fast: bool) -> None:
-        self.workers = workers
+        self.dispatch = dispatch
+        self.workers = dispatch.workers
         self.listener = listener
         self.rerun = rerun
         self.fail_fast = fail_fast
@@ -172,38 +227,64 @@ class _Follower:
             for spec in specs
         )
 
-    def _wait(self, ready: Callable[[], Any]) -> Any:
+    def wait(self, ready: Callable[[], Any]) -> Any:
+        """What `ready` finds, the workers kept fed while it looks."""
         while True:
             for worker in self.workers:
                 worker.refresh()
+            self.dispatch.step()
             self.tell()
             found = ready()
             if found is not None:
                 return found
             time.sleep(POLL_S)
 
-    def _owner(self, spec: Spec, index: int) -> _Worker:
-        return next(worker for worker in self.workers
-                    if index in worker.job.assigned.get(spec.id, ()))
+    def _none_left(self, what: str) -> None:
+        """Raises WorkerFailed when every worker has ended and `what` was never run."""
+        if all(worker.ended for worker in self.workers):
+            ended = next((w for w in self.workers if w.seen is None or not w.seen.complete),
+                         None)
+            raise WorkerFailed(ended.problem() if ended is not None else
+                               f"the workers ended without running {what}")
 
-    def _baseline(self, worker: _Worker, spec: Spec) -> SpecResult:
-        """The worker's part of `spec` once its baseline is measured (or the spec stopped);
-        raises WorkerFailed when the worker ended first."""
+    def _baseline(self, spec: Spec) -> SpecResult:
+        """The first worker's part of `spec` once its baseline is measured (or the spec
+        stopped); raises WorkerFailed when the workers given it ended first."""
         def ready() -> SpecResult | None:
-            part = worker.part(spec.id)
-            if part is None and worker.ended:
-                worker.refresh(force=True)  # its last write may have come after the refresh
+            for worker in self.workers:
                 part = worker.part(spec.id)
-                if part is None:
-                    raise WorkerFailed(worker.problem())
-            return part
-        found: SpecResult = self._wait(ready)
+                if part is not None:
+                    return part
+            for worker in self.dispatch.holders(spec.id):
+                if worker.ended:
+                    worker.refresh(force=True)  # its last write may have come after the refresh
+                    part = worker.part(spec.id)
+                    if part is None:
+                        raise WorkerFailed(worker.problem())
+                    return part
+            self._none_left(f"spec {spec.id}")
+            return None
+        found: SpecResult = self.wait(ready)
         return found
 
-    def _mutation(self, worker: _Worker, spec: Spec, index: int) -> MutationResult | str:
-        """Mutation `index`'s result, or the error that stopped the worker's part of `spec`;
-        raises WorkerFailed when the worker ended without either."""
+    def _refusal(self, spec: Spec) -> str | None:
+        """The error a worker's part of `spec` ended with (its baseline refused it)."""
+        for worker in self.workers:
+            part = worker.part(spec.id)
+            if part is not None and part.error and not _running(part):
+                return part.error
+        return None
+
+    def _mutation(self, spec: Spec, index: int) -> MutationResult | str:
+        """Mutation `index`'s result, or the error that stopped its worker's part of `spec`;
+        raises WorkerFailed when its worker ended without either."""
         def ready() -> MutationResult | str | None:
+            worker = self.dispatch.owners.get(Item(spec.id, index))
+            if worker is None:  # not handed out: none is while a part of the spec refused it
+                refused = self._refusal(spec)
+                if refused is None:
+                    self._none_left(f"{spec.id} #{index + 1}")
+                return refused
             part = worker.part(spec.id)
             if part is not None:
                 done = next((m for m in part.mutations if m.mutation.index == index), None)
@@ -217,16 +298,16 @@ class _Follower:
                 if part is None or not any(m.mutation.index == index for m in part.mutations):
                     raise WorkerFailed(worker.problem())
             return None
-        found: MutationResult | str = self._wait(ready)
+        found: MutationResult | str = self.wait(ready)
         return found
 
-    def follow(self, specs: tuple[Spec, ...]) -> None:
+    def follow(self, specs: tuple[Spec, ...], wanted: Mapping[str, tuple[int, ...]]) -> None:
         for spec in specs:
-            owners = [w for w in self.workers if spec.id in w.job.assigned]
-            if not owners:
+            indices = wanted.get(spec.id, ())  # a shard's run (--shard -j) has only its part
+            if not indices:
                 continue
             self.listener.baseline_started(spec)
-            part = self._baseline(owners[0], spec)
+            part = self._baseline(spec)
             if part.error and not _running(part):  # its baseline was refused: as with -j 1
                 self.listener.spec_failed(spec, RecordedError(part.error))
                 if self.fail_fast:
@@ -236,11 +317,8 @@ class _Follower:
             assert part.baseline is not None
             self.listener.baseline_finished(spec, part.baseline)
             shown: list[MutationResult] = []
-            mine = [m for m in spec.mutations  # a shard's run (--shard -j) has only its part
-                    if any(m.index in w.job.assigned[spec.id] for w in owners)]
-            for mutation in mine:
-                result = self._mutation(self._owner(spec, mutation.index), spec,
-                                        mutation.index)
+            for index in indices:
+                result = self._mutation(spec, index)
                 if isinstance(result, str):
                     self.listener.spec_failed(spec, RecordedError(result))
                     if self.fail_fast:
@@ -248,9 +326,9 @@ class _Follower:
                         return
                     break
                 if result.verdict is Verdict.TIMEOUT:
-                    self._wait(lambda: True if all(w.ended for w in self.workers) else None)
+                    self.wait(lambda: True if all(w.ended for w in self.workers) else None)
                     result = self.rerun(spec, result)
-                    self.reruns[(spec.id, mutation.index)] = result
+                    self.reruns[(spec.id, index)] = result
                 self.listener.mutation_finished(spec, result)
                 shown.append(result)
                 if self.fail_fast and not result.as_expected:
@@ -259,16 +337,20 @@ class _Follower:
 
 
 class Parallel:
-    """One `verify -j N` after the lock: the workers, followed, merged; the results file."""
+    """One `verify -j N` after the lock: the workers, fed and followed, their results joined;
+    the results file."""
 
     def __init__(self, plan: Plan, jobs: list[WorkerJob], scratch: Path,
                  argv: Callable[[Path], list[str]], start: Path) -> None:
         self.plan = plan
         self.jobs = jobs
-        self.scratch = scratch  # job files, workers' results and logs; removed at the end
+        self.scratch = scratch  # job files, feeds, workers' results and logs; removed at the end
         self.argv = argv  # the command line of a worker given its job file
         self.start = start  # the directory the command ran in (spec paths are relative to it)
         self.sharded = None if plan.shard is None else ShardPlan.of(plan.shard, plan.specs)
+        assigned = ShardPlan.of(plan.shard or Shard(1, 1), plan.specs).assigned()
+        self.wanted = {spec.id: assigned[spec.id] for spec in plan.specs if spec.id in assigned}
+        self.given: Given = {}  # what each worker was handed, once they run
 
     def _empty(self, complete: bool, interrupted: int | None = None,
                error: MutharnessError | None = None) -> RunResult:
@@ -297,19 +379,20 @@ class Parallel:
 
     def execute(self, listener: Listener, environ: Mapping[str, str],
                 temp_dir: Path) -> RunResult:
-        """Start the workers, show their results in order, merge them; the results, always."""
+        """Start the workers, show their results in order, join them; the results, always."""
         plan = self.plan
         workers: list[_Worker] = []
         ending = Ending()
         run: RunResult | None = None
+        timings = previous_timings(plan.json_path, plan.specs)  # before it is overwritten
         try:
             with recorded(ending, lambda: "running the workers"):
-                run = self._run(workers, listener, environ, temp_dir)
+                run = self._run(workers, listener, environ, temp_dir, timings)
         finally:
             self._stop(workers, ending.interrupted or signal.SIGTERM)
         if run is None:  # what the workers finished, in -j 1 order, up to the first they did not
             named = _named(workers)
-            finished, _ = completed(named, self.plan.specs, self._wanted())
+            finished, _ = completed(named, plan.specs, self.wanted, self.given)
             run = replace(self._empty(complete=True, interrupted=ending.interrupted,
                                       error=ending.error),
                           specs=finished, tool=next(
@@ -319,70 +402,72 @@ class Parallel:
         return run
 
     def _run(self, workers: list[_Worker], listener: Listener, environ: Mapping[str, str],
-             temp_dir: Path) -> RunResult:
-        """The workers started (into `workers`), followed to their end, their results merged;
-        raises WorkerFailed when one ended without its results."""
+             temp_dir: Path, timings: Mapping[str, Timings]) -> RunResult:
+        """The workers started (into `workers`), fed and followed to their end, their
+        results joined; raises WorkerFailed when one ended without its results."""
         plan = self.plan
         write_results(self._empty(complete=False), plan.json_path)
         listener.head(plan.source, plan.changes)
         if self.sharded is not None:
             listener.sharded(self.sharded)
         for job in self.jobs:
-            job_file = self.scratch / f"job-{job.shard.index}.json"
+            job_file = self.scratch / f"job-{job.index}.json"
             job_file.write_text(json.dumps(job.document), encoding="utf-8")
+            job.feed.touch()
             workers.append(_Worker(job, process.Background(
                 self.argv(job_file), cwd=self.start, env=environ,
-                log_path=self.scratch / f"worker-{job.shard.index}.log")))
-        follower = _Follower(workers, listener, self._rerun(environ, temp_dir),
+                log_path=self.scratch / f"worker-{job.index}.log")))
+        dispatch = _Dispatch(workers, Schedule(self.wanted, timings, len(workers)))
+        self.given = dispatch.given
+        follower = _Follower(dispatch, listener, self._rerun(environ, temp_dir),
                              plan.fail_fast)
-        follower.follow(plan.specs)
+        follower.follow(plan.specs, self.wanted)
         if follower.stop is not None:
             return self._stopped(workers, follower)
+        follower.wait(lambda: True if all(w.ended for w in workers) else None)
         for worker in workers:
-            worker.process.wait()
             worker.refresh(force=True)
         follower.tell()
         failed = next((w for w in workers if w.seen is None or not w.seen.complete), None)
         if failed is not None:
             raise WorkerFailed(failed.problem())
-        merged = merge(_named(workers), within=plan.shard)
-        return replace(merged, specs=follower.rerun_into(merged.specs),
-                       results_path=str(plan.json_path), notes=tuple(follower.told))
+        return self._joined(workers, follower, self.plan.specs, tuple(follower.told))
+
+    def _joined(self, workers: list[_Worker], follower: _Follower, specs: tuple[Spec, ...],
+                notes: tuple[str, ...]) -> RunResult:
+        """The results of `specs` as the workers finished them between them (their parts
+        checked to agree, as merge checks shards), each TIMEOUT's re-run in its place."""
+        named = _named(workers)
+        done, problems = completed(named, specs, self.wanted, self.given)
+        if problems:
+            raise MergeError(problems)
+        expected = [spec for spec in specs if spec.id in self.wanted]
+        if len(done) < len(expected):
+            raise WorkerFailed(f"the workers' results of spec {expected[len(done)].id} are "
+                               "incomplete")
+        first = next(run for _, run in named if run.tool)
+        return replace(first, specs=follower.rerun_into(done), shard=self.sharded,
+                       results_path=str(self.plan.json_path), complete=True, error=None,
+                       interrupted=None, notes=notes)
 
     def _stopped(self, workers: list[_Worker], follower: _Follower) -> RunResult:
         """The results of the `-j 1 --fail-fast` run that stops where `follower` stopped: the
         notes shown so far, the workers ended (each cleans up after itself), the specs before
-        the stop as they finished (their parts checked to agree, as merge checks them), and
-        the spec it stopped in with its results up to the one it stopped at."""
+        the stop as they finished, and the spec it stopped in with its results up to the one
+        it stopped at."""
         stop = follower.stop
         assert stop is not None
         follower.tell()
         notes = tuple(follower.told)  # a note made past the stop is not the -j 1 run's
         self._stop(workers, signal.SIGTERM)  # their last results are read before it returns
-        named = _named(workers)
         place = self.plan.specs.index(stop.spec) + (1 if stop.shown is None else 0)
-        wanted = self._wanted()
-        specs, problems = completed(named, self.plan.specs[:place], wanted)
-        if problems:
-            raise MergeError(problems)
-        expected = [spec for spec in self.plan.specs[:place]
-                    if wanted is None or spec.id in wanted]
-        if len(specs) < len(expected):
-            raise WorkerFailed(f"the workers' results of spec {expected[len(specs)].id} are "
-                               "incomplete after they were stopped")
-        specs = follower.rerun_into(specs)
-        if stop.shown is not None:  # as -j 1 has it: up to the unexpected result
-            total = len(stop.spec.mutations if wanted is None else wanted[stop.spec.id])
-            specs = (*specs, replace(stop.part, mutations=stop.shown, error="",
-                                     stopped=stopped_after(FAIL_FAST, len(stop.shown), total)))
-        first = next(run for _, run in named if run.tool)
-        return replace(first, specs=specs, shard=self.sharded,
-                       results_path=str(self.plan.json_path), complete=True, error=None,
-                       interrupted=None, notes=notes)
-
-    def _wanted(self) -> Mapping[str, tuple[int, ...]] | None:
-        """The mutations this run makes per spec id: a shard's, or (None) every one."""
-        return None if self.sharded is None else self.sharded.assigned()
+        run = self._joined(workers, follower, self.plan.specs[:place], notes)
+        if stop.shown is None:
+            return run
+        total = len(self.wanted[stop.spec.id])  # as -j 1 has it: up to the unexpected result
+        return replace(run, specs=(*run.specs, replace(
+            stop.part, mutations=stop.shown, error="",
+            stopped=stopped_after(FAIL_FAST, len(stop.shown), total))))
 
     def _stop(self, workers: list[_Worker], signal_number: int) -> None:
         """Every worker ended: each is passed the signal and cleans up after itself (puts its

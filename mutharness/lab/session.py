@@ -14,6 +14,7 @@ from mutharness.lab.baseline import Baseline, SpecStopped, measure
 from mutharness.lab.bench import Notes, Runners, opened
 from mutharness.lab.ending import Ending, recorded
 from mutharness.lab.events import Listener, Phase
+from mutharness.lab.feed import Feed
 from mutharness.lab.scenario import Lab, Scenario, run_scenario
 from mutharness.options import CONFIG_FILE, Options, project_inputs
 from mutharness.pins import Pin
@@ -51,6 +52,7 @@ class Plan:
     skip_rules: SkipRules = field(default_factory=SkipRules)
     shard: Shard | None = None  # --shard k/n: only this shard's mutations run
     only: Mapping[str, tuple[int, ...]] | None = None  # these mutations per spec id, no others
+    feed: Path | None = None  # a -j worker: the mutations are handed to it one at a time
 
 
 class _SpecRun:
@@ -143,7 +145,8 @@ class _SpecRun:
             path for path in self.depends_on if path in self.session.plan.tracked
         )
 
-    def run(self) -> SpecResult:
+    def start(self) -> SpecResult | None:
+        """Measure the baseline; the spec's result when it leaves the spec without verdicts."""
         session = self.session
         self._depend(None)
         listener = self.lab.listener
@@ -163,12 +166,24 @@ class _SpecRun:
         self._depend(self.baseline.facts)
         self.pin = self.baseline.pin
         listener.baseline_finished(self.spec, self.baseline.facts)
+        return None
+
+    def step(self, mutation: Mutation) -> MutationResult:
+        """Run one mutation against the measured baseline; the results file shows it."""
+        assert self.baseline is not None
+        result = self._mutate(mutation, self.baseline)
+        self.done.append(result)
+        self.session.save()
+        self.lab.listener.mutation_finished(self.spec, result)
+        return result
+
+    def run(self) -> SpecResult:
+        failed = self.start()
+        if failed is not None:
+            return failed
         for mutation in self.mutations:
-            result = self._mutate(mutation, self.baseline)
-            self.done.append(result)
-            session.save()
-            listener.mutation_finished(self.spec, result)
-            if session.plan.fail_fast and not result.as_expected:
+            result = self.step(mutation)
+            if self.session.plan.fail_fast and not result.as_expected:
                 return self.result(FAIL_FAST)
         return self.result()
 
@@ -270,7 +285,39 @@ class Session:
         """Rewrite the results file (atomically) with what has finished so far."""
         write_results(self.result(complete=False), self.plan.json_path)
 
+    def _finish(self, result: SpecResult) -> None:
+        self.current = None
+        self.finished.append(result)
+        self.save()
+
+    def _fed(self, lab: Lab, feed: Feed) -> None:
+        """A -j worker's specs: each mutation as its parent hands it over; a spec ends when
+        the next mutation is another spec's (a worker is never handed a spec twice)."""
+        specs = {spec.id: spec for spec in self.plan.specs}
+        failed: set[str] = set()
+        for item in feed.items():
+            spec = specs[item.spec]
+            if self.current is not None and self.current.spec is not spec:
+                self._finish(self.current.result())
+            if spec.id in failed:  # its baseline left it without verdicts: the error says so
+                continue
+            if self.current is None:
+                self.doing = f"running spec {spec.id}"
+                self.current = _SpecRun(spec, self, lab, ())
+                refused = self.current.start()
+                if refused is not None:
+                    failed.add(spec.id)
+                    self._finish(refused)
+                    continue
+            self.current.mutations += (spec.mutations[item.index],)
+            self.current.step(spec.mutations[item.index])
+        if self.current is not None:
+            self._finish(self.current.result())
+
     def _specs(self, lab: Lab) -> None:
+        if self.plan.feed is not None:
+            self._fed(lab, Feed(self.plan.feed))
+            return
         assigned = self.plan.only if self.plan.only is not None else (
             None if self.sharded is None else self.sharded.assigned())
         for spec in self.plan.specs:
@@ -281,9 +328,7 @@ class Session:
             self.doing = f"running spec {spec.id}"
             self.current = _SpecRun(spec, self, lab, mutations)
             result = self.current.run()
-            self.current = None
-            self.finished.append(result)
-            self.save()
+            self._finish(result)
             if self.plan.fail_fast and (
                 result.error or any(not m.as_expected for m in result.mutations)
             ):

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from conftest import BOUNDS, Completed, Project, git
 
-from mutharness.merge import completed
+from mutharness.lab.joining import completed
 from mutharness.results import from_json
 
 ProjectFactory = Callable[..., Project]
@@ -225,12 +225,14 @@ def test_shards_whose_specs_were_named_in_another_order_still_merge(
     assert list(names(project.root.parent / "out.json")) == ["bounds", "calc"]  # the first's order
 
 
-def test_what_a_stopped_shard_run_finished_is_kept_with_a_part_stopped_after_its_last_mutation(
+def test_what_stopped_workers_finished_is_kept_with_a_part_stopped_after_its_last_mutation(
     project: Project, cli: Cli
 ) -> None:
     run = from_json(json.loads(shard(project, cli, 2, 2).read_text("utf-8")))
     assert run.shard is not None
     specs, wanted = tuple(s.spec for s in run.specs), run.shard.assigned()
+    given = {"w": {spec: set(indices) for spec, indices in wanted.items()}}
+    every = {spec.id: tuple(range(len(spec.mutations))) for spec in specs}
     bounds, calc = run.specs
     # stopped (--fail-fast, a signal) after saving calc's last mutation, before saving calc
     said = "interrupted after 2 of 2 mutation(s)"
@@ -239,6 +241,6 @@ def test_what_a_stopped_shard_run_finished_is_kept_with_a_part_stopped_after_its
     early = replace(late, specs=(bounds, replace(late.specs[1],
                                                  mutations=calc.mutations[:1])))
 
-    assert completed([("w", late)], specs, wanted) == (run.specs, ())
-    assert completed([("w", early)], specs, wanted) == ((bounds,), ())
-    assert completed([("w", run)], specs) == ((), ())  # bounds #1 and #2 are another shard's
+    assert completed([("w", late)], specs, wanted, given) == (run.specs, ())
+    assert completed([("w", early)], specs, wanted, given) == ((bounds,), ())
+    assert completed([("w", run)], specs, every, given) == ((), ())  # bounds #1, #2: no one's

@@ -323,7 +323,7 @@ def test_a_worker_job_reads_back_every_setting_it_was_given(tmp_path: Path) -> N
                      "first-failure": True, "python": "/venv/bin/python"},
         config=tmp_path / "mutharness.toml", allow_dirty=True, fail_fast=False,
         json_path=tmp_path / "w.json", command=("mutharness", "verify", "specs"),
-        since="main", shard=Shard(2, 3), jobs=1,
+        since="main", shard=Shard(2, 3), jobs=1, feed=tmp_path / "feed-1.jsonl",
         inherited=Inherited("a" * 40, (" M src/x.py",), ("src/x.py",)),
     )
 

@@ -72,21 +72,3 @@ def test_more_shards_than_mutations_leaves_some_shards_empty() -> None:
     assert [assignment(plan, Shard(k, 4)) for k in (1, 2, 3, 4)] == [
         {}, {"only": (0,)}, {}, {"only": (1,)},
     ]
-
-
-def _pairs(assigned: dict[str, tuple[int, ...]]) -> list[tuple[str, int]]:
-    return [(spec, index) for spec, indices in assigned.items() for index in indices]
-
-
-@pytest.mark.parametrize("total", [0, 1, 7, 12, 31])
-def test_the_parts_of_a_shard_hold_exactly_its_mutations_each_once(total: int) -> None:
-    plan = (planned("one", total // 2), planned("two", total - total // 2))
-    for count in range(1, 5):
-        for index in range(1, count + 1):
-            whole = Shard(index, count)
-            for parts in range(1, 5):
-                joined = [pair for part in range(1, parts + 1)
-                          for pair in _pairs(assignment(plan, whole.part(part, parts)))]
-                assert sorted(joined) == sorted(_pairs(assignment(plan, whole))), (
-                    whole, parts)
-                assert len(joined) == len(set(joined))
