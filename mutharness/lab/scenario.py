@@ -110,7 +110,7 @@ def _request(scenario: Scenario, workspace: Workspace) -> RunRequest:
         scenario.spec.tests, workspace.root,
         workspace.scratch(f"runs/{scenario.spec.id}/{scenario.name}"), scenario.timeout_s,
         collect_only=scenario.kind is Kind.COLLECT, keep_going=scenario.kind is Kind.REVERTED,
-        first_failure=scenario.first_failure,
+        first_failure=scenario.first_failure, mutant=scenario.kind is Kind.MUTANT,
     )
 
 

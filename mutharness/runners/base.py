@@ -168,6 +168,7 @@ class RunRequest:
     collect_only: bool = False
     keep_going: bool = False  # run the files that load when another fails to (red-first)
     first_failure: bool = False  # stop at the first failing test (--first-failure)
+    mutant: bool = False  # a mutant's run: only its tests' outcomes decide, not their reports
 
 
 @dataclass(frozen=True)
