@@ -32,6 +32,7 @@ from mutharness.signals import exit_status, interrupts
 
 if TYPE_CHECKING:
     from mutharness.reports.console import Console
+    from mutharness.reports.outputs import Reports
     from mutharness.results import RunResult
     from mutharness.workspace import SourceRepo
 
@@ -176,6 +177,16 @@ _SINCE_HELP = ("Only the specs affected by changes since REV (committed, uncommi
                "beside the tests, the skip policy, a node preload).")
 
 
+def _with_reports(command: Command) -> Command:
+    """The report files every command that has a run's results can write."""
+    command = click.option(
+        "--summary", "summary_path", type=click.Path(path_type=Path, dir_okay=False),
+        help="Also write a short Markdown summary (a table per spec) to this file.")(command)
+    return click.option(
+        "--junit", "junit_path", type=click.Path(path_type=Path, dir_okay=False),
+        help="Also write JUnit XML (one test case per mutation) to this file.")(command)
+
+
 @main.command(epilog=EXIT_CODES_HELP)
 @click.argument("specs", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--since", "since", metavar="REV", help=_SINCE_HELP + " [default specs: specs/]")
@@ -197,12 +208,14 @@ _SINCE_HELP = ("Only the specs affected by changes since REV (committed, uncommi
 @click.option("--config", "config", type=click.Path(path_type=Path, dir_okay=False),
               help="Project config file (TOML) [default: mutharness.toml at the repository "
                    "root, else [tool.mutharness] in pyproject.toml].")
+@_with_reports
 @_with_options
 @_guarded("verifying")
 def verify(
     specs: tuple[Path, ...], since: str | None, allow_dirty: bool, fail_fast: bool,
     jobs: int, shard_text: str | None, json_path: Path | None, evidence_dir: Path | None,
-    template_dir: Path | None, config: Path | None, **given: Any,
+    template_dir: Path | None, config: Path | None, junit_path: Path | None,
+    summary_path: Path | None, **given: Any,
 ) -> None:
     """Run each SPEC's mutations against its tests and report CAUGHT / SURVIVED.
 
@@ -241,8 +254,11 @@ def verify(
             load_templates(template_dir)
         with interrupts():
             run = run_verify(settings, console, os.environ)
+        from mutharness.reports.outputs import Reports
+
         try:
-            return int(_finish(run, console, evidence_dir, template_dir))
+            return int(_finish(run, console, evidence_dir, template_dir,
+                               Reports(junit_path, summary_path)))
         except OutputClosed:
             return int(ExitCode.NO_VERDICT)
 
@@ -250,9 +266,11 @@ def verify(
 
 
 def _finish(
-    run: RunResult, console: Console, evidence_dir: Path | None, template_dir: Path | None
+    run: RunResult, console: Console, evidence_dir: Path | None, template_dir: Path | None,
+    reports: Reports,
 ) -> ExitCode:
-    """After a verify: the error that stopped it, the evidence, the summary; the exit code."""
+    """After a verify or merge: the error that stopped it, the evidence, the reports (and
+    under GitHub Actions the annotations and the step summary), the summary; the exit code."""
     if run.error is not None:
         console.error(run.error)
     code = run.exit_code()
@@ -272,6 +290,19 @@ def _finish(
         except OSError as error:
             console.error(OSProblem.from_error(error, f"writing the evidence in {evidence_dir}"))
             code = ExitCode.NO_VERDICT
+    from mutharness.reports.outputs import GitHub
+
+    try:
+        for path in reports.write(run):
+            console.line(f"report: {path}", "bright_black")
+        github = GitHub.of(os.environ)
+        if github is not None:
+            for command in github.annotations(run):
+                console.line(command)
+            github.add_summary(run)
+    except OSError as error:
+        console.error(OSProblem.from_error(error, "writing the reports"))
+        code = ExitCode.NO_VERDICT
     console.summary(run, run.results_path)
     return code
 
@@ -436,24 +467,34 @@ def redfirst_command(
 @main.command()
 @click.argument("results", type=click.Path(path_type=Path, dir_okay=False, exists=True))
 @click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False),
-              default=Path("evidence"), show_default=True, help="Directory to write into.")
+              help="Directory to write the evidence into [default: evidence, unless only "
+                   "--junit or --summary is asked for].")
 @click.option("--template-dir", type=click.Path(path_type=Path, file_okay=False, exists=True),
               help="Templates that override the packaged ones (spec.md.j2, index.md.j2).")
+@_with_reports
 @_guarded("rendering the evidence")
-def render(results: Path, out_dir: Path, template_dir: Path | None) -> None:
-    """Re-render evidence from a saved RESULTS file; never reruns tests."""
+def render(results: Path, out_dir: Path | None, template_dir: Path | None,
+           junit_path: Path | None, summary_path: Path | None) -> None:
+    """Re-render evidence (and reports) from a saved RESULTS file; never reruns tests."""
     from mutharness.reports.console import Console
     from mutharness.reports.evidence import results_problem, write_evidence
+    from mutharness.reports.outputs import Reports
     from mutharness.results import read_results
 
     console = Console()
+    reports = Reports(junit_path, summary_path)
+    if out_dir is None and not reports.asked:
+        out_dir = Path("evidence")
     try:
         document = read_results(results)
         if (problem := results_problem(document)) is not None:
             raise EnvironmentProblem(f"{results} is not a mutharness results file: {problem}")
-        written = write_evidence(document, out_dir, template_dir)
+        written = write_evidence(document, out_dir, template_dir) if out_dir else ()
+        written += reports.write(document)
     except MutharnessError as error:
         _fail(error)
+    except OSError as error:
+        _fail(OSProblem.from_error(error, "writing the evidence and reports"))
     for path in written:
         console.line(str(path))
 
@@ -468,10 +509,11 @@ def render(results: Path, out_dir: Path, template_dir: Path | None) -> None:
               help="Also render Markdown evidence into this directory.")
 @click.option("--template-dir", type=click.Path(path_type=Path, file_okay=False, exists=True),
               help="Templates that override the packaged ones (spec.md.j2, index.md.j2).")
+@_with_reports
 @_guarded("merging the shards' results")
 def merge_command(
     shards: tuple[Path, ...], json_path: Path, evidence_dir: Path | None,
-    template_dir: Path | None,
+    template_dir: Path | None, junit_path: Path | None, summary_path: Path | None,
 ) -> None:
     """Join the results files of every shard of one run (`verify --shard K/N`) into one
     results file (and evidence), after checking that they cover every mutation exactly once,
@@ -479,6 +521,7 @@ def merge_command(
     have for the whole run."""
     from mutharness.merge import merge
     from mutharness.reports.console import Console
+    from mutharness.reports.outputs import Reports
     from mutharness.results import read_results, write_results
 
     console = Console()
@@ -491,7 +534,8 @@ def merge_command(
         _fail(error, console)
     console.line(f"merged {len(shards)} shard(s): "
                  f"{len(run.mutation_results)} mutation(s) of {len(run.specs)} spec(s)")
-    sys.exit(int(_finish(run, console, evidence_dir, template_dir)))
+    sys.exit(int(_finish(run, console, evidence_dir, template_dir,
+                         Reports(junit_path, summary_path))))
 
 
 @main.command()

@@ -15,6 +15,7 @@ from mutharness.errors import ExitCode, MutharnessError, OutputClosed
 from mutharness.paths import shown
 from mutharness.pins import Pin, PinState
 from mutharness.redfirst import Pairing, RedFirst
+from mutharness.reports.outcome import mismatch
 from mutharness.results import MutationResult, RunResult
 from mutharness.runners.base import RunFacts
 from mutharness.shards import ShardPlan
@@ -272,14 +273,7 @@ class Console:
             f"{lead}{len(unexpected)} of {total} mutation(s) did NOT behave as expected:", "red"
         )
         for result in unexpected:
-            wanted = "CAUGHT" if result.mutation.expect_caught else "SURVIVED"
-            extra = ""
-            if wanted == "CAUGHT" and result.verdict is Verdict.CAUGHT:
-                extra = f" but not by {', '.join(result.mutation.killed_by)}"
-            self.line(
-                f"  {_label(result.mutation.name)}: expected {wanted}, "
-                f"got {result.verdict.value}{extra}", "red",
-            )
+            self.line(f"  {_label(result.mutation.name)}: {mismatch(result)}", "red")
         if any(r.mutation.expect_caught and r.verdict is Verdict.SURVIVED for r in unexpected):
             self.line(
                 "hint: a survivor means no test drives the mutated line. Add an assertion that\n"

@@ -1,0 +1,203 @@
+"""JUnit XML, the Markdown summary and GitHub's annotations: from one run's results, the same
+from verify, render and merge."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from dataclasses import replace
+
+import pytest
+from conftest import BOUNDS, Completed, Project, default_spec
+from markdown_it import MarkdownIt
+
+from mutharness.reports.junit import junit_xml
+from mutharness.reports.summary import MAX_LISTED, summary_markdown
+from mutharness.results import read_results
+
+ProjectFactory = Callable[..., Project]
+Cli = Callable[..., Completed]
+
+ODD = 'a <b> & "quoted" \'name\' ]]> | pipe `tick` *star* \u00e9\u4e2d\U0001f600'
+MIXED = default_spec(mutations=[
+    *default_spec()["mutations"],  # caught as expected; a documented survivor
+    {"name": "wrongly documented survivor: " + ODD, "file": "src/calc.py",
+     "anchor": "    if value > high:\n        return high\n", "replacement": "",
+     "expectCaught": False},
+    {"name": "the value is returned unchanged", "file": "src/calc.py",
+     "anchor": "    return value\n", "replacement": "    return value + 1\n"},
+    {"name": "the module exits as it is imported", "file": "src/calc.py",
+     "anchor": "def is_adult(age):\n",
+     "replacement": "import os\nos._exit(3)\n\n\ndef is_adult(age):\n"},
+])
+
+
+@pytest.fixture
+def project(make_project: ProjectFactory) -> Project:
+    made = make_project(spec=MIXED)
+    made.spec("bounds", BOUNDS)
+    made.commit("every kind of result")
+    return made
+
+
+def verify(project: Project, cli: Cli, *args: str, env: dict[str, str] | None = None
+           ) -> Completed:
+    here = project.root.parent
+    done = cli(project.root, "verify", "specs", "--json", str(here / "run.json"),
+               "--junit", str(here / "run.xml"), "--summary", str(here / "run.md"), *args,
+               env=env)
+    assert done.code == 2, done.out + done.err  # the module that exits gives no verdict
+    assert (here / "run.json").exists(), done.out + done.err
+    return done
+
+
+def test_junit_has_a_case_per_mutation_with_the_names_files_and_lines_ci_views_read(
+    project: Project, cli: Cli
+) -> None:
+    verify(project, cli)
+    root = ET.parse(project.root.parent / "run.xml").getroot()
+
+    assert root.tag == "testsuites"
+    assert [(s.get("name"), s.get("tests"), s.get("failures"), s.get("errors"))
+            for s in root.findall("testsuite")] == [
+        ("bounds", "3", "0", "0"), ("calc", "5", "1", "1")]
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("8", "1", "1")
+    cases = root.findall("testsuite/testcase")
+    assert [c.get("classname") for c in cases] == ["bounds"] * 3 + ["calc"] * 5
+    assert [c.get("name") for c in cases[3:]] == [
+        "#1 the low bound is ignored", "#2 SURVIVOR (documented): >= to > at 18 is not pinned",
+        "#3 wrongly documented survivor: " + ODD, "#4 the value is returned unchanged",
+        "#5 the module exits as it is imported"]
+    source = (project.root / "src/calc.py").read_text("utf-8").splitlines()
+    for case in cases:
+        assert case.get("file") == "src/calc.py"
+        assert float(case.get("time", "")) > 0
+    low, survivor, wrong, unchanged, exits = cases[3:]
+    assert source[int(low.get("line", "0")) - 1] == "    if value < low:"
+    assert source[int(survivor.get("line", "0")) - 1] == "    return age >= 18"
+    assert [e.tag for e in low] == [e.tag for e in survivor] == ["system-out"]
+    assert "tests/test_calc.py::test_clamp_below" in (low.findtext("system-out") or "")
+    failure = wrong.find("failure")
+    assert failure is not None and failure.get("message") == "expected SURVIVED, got CAUGHT"
+    assert unchanged.find("failure") is None and unchanged.find("error") is None
+    error = exits.find("error")
+    assert error is not None and (error.get("message") or "").startswith("UNTRUSTWORTHY")
+
+
+def test_the_summary_is_a_table_per_spec_that_renders_and_names_what_went_wrong(
+    project: Project, cli: Cli
+) -> None:
+    verify(project, cli)
+    text = (project.root.parent / "run.md").read_text("utf-8")
+
+    tokens = MarkdownIt("commonmark").enable("table").parse(text)
+    cells = [t.children[0].content if t.children else "" for t in tokens if t.type == "inline"]
+    start = cells.index("spec")
+    header, rows = cells[start:start + 7], cells[start + 7:start + 21]
+    assert header == ["spec", "run", "caught", "documented survivors", "unexpected",
+                      "no verdict", "note"]
+    assert rows == ["bounds", "3 of 3", "3", "0", "0", "0", "",
+                    "calc", "5 of 5", "2", "1", "1", "1", ""]
+    assert text.startswith("## ⚠️ mutharness: no trustworthy verdict\n")
+    assert "### Not as expected" in text and "### No verdict" in text
+    wrong = next(t for t in tokens if t.type == "inline" and "wrongly" in t.content)
+    assert [c.type for c in wrong.children or []] == ["text"]  # no markup, no HTML, no code
+    shown = (wrong.children or [])[0].content
+    assert shown.startswith("calc #3 wrongly documented survivor: " + ODD + ": expected "
+                            "SURVIVED, got CAUGHT (src/calc.py:")
+
+
+def test_render_writes_the_reports_verify_wrote_and_no_evidence_unless_asked(
+    project: Project, cli: Cli
+) -> None:
+    verify(project, cli)
+    here = project.root.parent
+
+    done = cli(here, "render", str(here / "run.json"), "--junit", "again.xml", "--summary",
+               "again.md")
+
+    assert done.code == 0, done.out + done.err
+    assert (here / "again.xml").read_bytes() == (here / "run.xml").read_bytes()
+    assert (here / "again.md").read_bytes() == (here / "run.md").read_bytes()
+    assert not (here / "evidence").exists()  # only the reports were asked for
+
+
+def test_under_github_actions_a_run_annotates_and_appends_its_summary_to_the_step_s(
+    project: Project, cli: Cli
+) -> None:
+    step = project.root.parent / "step.md"
+    step.write_text("an earlier step's summary\n", "utf-8")
+    env = {**os.environ, "GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(step)}
+    env.pop("NO_COLOR", None)
+
+    done = verify(project, cli, env=env)
+    quiet = verify(project, cli, env={k: v for k, v in env.items() if k != "GITHUB_ACTIONS"})
+
+    commands = [line for line in done.out.splitlines() if line.startswith("::")]
+    assert len(commands) == 2
+    error, warning = commands
+    assert re.fullmatch(r"::error file=src/calc.py,line=\d+,title=mutharness%3A calc #3 "
+                        r"unexpected::wrongly documented survivor: " + re.escape(ODD)
+                        + r": expected SURVIVED, got CAUGHT", error), error
+    assert warning.startswith("::warning file=src/calc.py,line=")
+    assert "UNTRUSTWORTHY" in warning
+    assert not any(line.startswith("::") for line in quiet.out.splitlines())
+    summary = (project.root.parent / "run.md").read_text("utf-8")
+    assert step.read_text("utf-8") == "an earlier step's summary\n" + summary
+
+
+def test_merge_writes_the_reports_of_the_whole_run(project: Project, cli: Cli) -> None:
+    here = project.root.parent
+    for k in (1, 2):
+        done = cli(project.root, "verify", "specs", "--shard", f"{k}/2", "--json",
+                   str(here / f"shard-{k}.json"))
+        assert done.code in (0, 1, 2), done.out + done.err
+    verify(project, cli)
+
+    merged = cli(here, "merge", "shard-1.json", "shard-2.json", "--json", "merged.json",
+                 "--junit", "merged.xml", "--summary", "merged.md")
+
+    assert merged.code == 2, merged.out + merged.err
+    timeless = re.compile(r' time="[0-9.]+"')
+    assert timeless.sub("", (here / "merged.xml").read_text("utf-8")) == \
+        timeless.sub("", (here / "run.xml").read_text("utf-8"))
+    assert (here / "merged.md").read_text("utf-8") == (here / "run.md").read_text("utf-8")
+
+
+def test_a_big_run_s_summary_stays_far_under_github_s_limit_and_its_junit_parses(
+    project: Project, cli: Cli
+) -> None:
+    verify(project, cli)
+    run = read_results(project.root.parent / "run.json")
+    calc = run.specs[1]
+    many = tuple(replace(calc, spec=replace(calc.spec, id=f"spec-{n}" + "x" * 300))
+                 for n in range(2000))  # 10,000 mutations, 2,000 unexpected
+
+    text = summary_markdown(replace(run, specs=many))
+    assert len(text.encode("utf-8")) < 200_000  # GitHub's limit: 1 MiB
+    assert "and 1800 more spec(s)" in text
+    assert f"- and {2000 - MAX_LISTED} more (all in the results file)" in text
+    assert len(ET.fromstring(junit_xml(replace(run, specs=many))).findall(".//testcase")) \
+        == 10_000
+
+
+def test_text_xml_cannot_hold_at_all_is_written_as_an_escape(project: Project, cli: Cli) -> None:
+    verify(project, cli)  # a spec's names cannot hold control characters; a reason might
+    run = read_results(project.root.parent / "run.json")
+    calc = run.specs[1]
+    wrong = replace(calc.mutations[4], reason="died \x00\x1b[0m \ud800 there")
+    run = replace(run, specs=(replace(calc, mutations=(wrong,)),))
+
+    error = ET.fromstring(junit_xml(run)).find(".//error")
+
+    assert error is not None
+    assert error.get("message") == "UNTRUSTWORTHY, no verdict: died \\x00\\x1b[0m \\ud800 there"
+
+
+def test_a_results_file_names_the_reports_nowhere(project: Project, cli: Cli) -> None:
+    verify(project, cli)  # reports are outputs of the results, never inputs to them
+    document = json.loads((project.root.parent / "run.json").read_text("utf-8"))
+    assert "run.xml" not in json.dumps(document) and "run.md" not in json.dumps(document)
