@@ -9,6 +9,23 @@ MAX_HIT_LINES = 10
 
 
 @dataclass(frozen=True)
+class Position:
+    """A place in a text file: 1-based line, and 1-based column counted in characters."""
+
+    line: int
+    column: int
+
+
+@dataclass(frozen=True)
+class Location:
+    """The text an anchor covers, `start` inclusive and `end` exclusive (an anchor that ends
+    with its line's newline ends at column 1 of the next line), as mutation reports want it."""
+
+    start: Position
+    end: Position
+
+
+@dataclass(frozen=True)
 class Splice:
     """Where the single occurrence of an anchor sits, and the bytes that replace it."""
 
@@ -18,6 +35,7 @@ class Splice:
     end_line: int
     crlf: bool  # matched with the anchor's "\n" read as "\r\n"
     replacement: bytes
+    location: Location
 
     def apply(self, data: bytes) -> bytes:
         """The mutated bytes: everything outside [start, end) is untouched."""
@@ -75,6 +93,13 @@ def _line_of(data: bytes, offset: int) -> int:
     return data.count(b"\n", 0, offset) + 1
 
 
+def _position(data: bytes, offset: int) -> Position:
+    """Where byte `offset` of `data` is, its column in characters (UTF-8, bad bytes one each)."""
+    line_start = data.rfind(b"\n", 0, offset) + 1
+    return Position(_line_of(data, offset),
+                    len(data[line_start:offset].decode("utf-8", errors="replace")) + 1)
+
+
 def uses_crlf(data: bytes) -> bool:
     """True when the file has line endings and every one of them is CRLF."""
     newlines = data.count(b"\n")
@@ -126,7 +151,8 @@ def locate(data: bytes, anchor: str, replacement: str) -> Splice | AnchorMiss:
         crlf = True
     elif uses_lf(data):
         spliced = replacement.replace("\r\n", "\n").encode("utf-8")  # nor CRLFs in an LF file
-    return Splice(start, end, _line_of(data, start), _line_of(data, end - 1), crlf, spliced)
+    return Splice(start, end, _line_of(data, start), _line_of(data, end - 1), crlf, spliced,
+                  Location(_position(data, start), _position(data, end)))
 
 
 def _lines(data: bytes) -> list[str]:

@@ -180,6 +180,14 @@ _SINCE_HELP = ("Only the specs affected by changes since REV (committed, uncommi
 def _with_reports(command: Command) -> Command:
     """The report files every command that has a run's results can write."""
     command = click.option(
+        "--report-html", "html_path", type=click.Path(path_type=Path, dir_okay=False),
+        help="Also write the mutation report as one self-contained HTML page "
+             "(mutation-testing-elements, inlined).")(command)
+    command = click.option(
+        "--report-stryker", "stryker_path", type=click.Path(path_type=Path, dir_okay=False),
+        help="Also write the mutation report as JSON (mutation-testing-report-schema, "
+             "schemaVersion 2).")(command)
+    command = click.option(
         "--summary", "summary_path", type=click.Path(path_type=Path, dir_okay=False),
         help="Also write a short Markdown summary (a table per spec) to this file.")(command)
     return click.option(
@@ -215,7 +223,8 @@ def verify(
     specs: tuple[Path, ...], since: str | None, allow_dirty: bool, fail_fast: bool,
     jobs: int, shard_text: str | None, json_path: Path | None, evidence_dir: Path | None,
     template_dir: Path | None, config: Path | None, junit_path: Path | None,
-    summary_path: Path | None, **given: Any,
+    summary_path: Path | None, stryker_path: Path | None, html_path: Path | None,
+    **given: Any,
 ) -> None:
     """Run each SPEC's mutations against its tests and report CAUGHT / SURVIVED.
 
@@ -258,7 +267,7 @@ def verify(
 
         try:
             return int(_finish(run, console, evidence_dir, template_dir,
-                               Reports(junit_path, summary_path)))
+                               Reports(junit_path, summary_path, stryker_path, html_path)))
         except OutputClosed:
             return int(ExitCode.NO_VERDICT)
 
@@ -300,6 +309,9 @@ def _finish(
             for command in github.annotations(run):
                 console.line(command)
             github.add_summary(run)
+    except MutharnessError as error:
+        console.error(error)
+        code = ExitCode.NO_VERDICT
     except OSError as error:
         console.error(OSProblem.from_error(error, "writing the reports"))
         code = ExitCode.NO_VERDICT
@@ -468,13 +480,14 @@ def redfirst_command(
 @click.argument("results", type=click.Path(path_type=Path, dir_okay=False, exists=True))
 @click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False),
               help="Directory to write the evidence into [default: evidence, unless only "
-                   "--junit or --summary is asked for].")
+                   "reports (--junit, --summary, --report-*) are asked for].")
 @click.option("--template-dir", type=click.Path(path_type=Path, file_okay=False, exists=True),
               help="Templates that override the packaged ones (spec.md.j2, index.md.j2).")
 @_with_reports
 @_guarded("rendering the evidence")
 def render(results: Path, out_dir: Path | None, template_dir: Path | None,
-           junit_path: Path | None, summary_path: Path | None) -> None:
+           junit_path: Path | None, summary_path: Path | None, stryker_path: Path | None,
+           html_path: Path | None) -> None:
     """Re-render evidence (and reports) from a saved RESULTS file; never reruns tests."""
     from mutharness.reports.console import Console
     from mutharness.reports.evidence import results_problem, write_evidence
@@ -482,12 +495,13 @@ def render(results: Path, out_dir: Path | None, template_dir: Path | None,
     from mutharness.results import read_results
 
     console = Console()
-    reports = Reports(junit_path, summary_path)
+    reports = Reports(junit_path, summary_path, stryker_path, html_path)
     if out_dir is None and not reports.asked:
         out_dir = Path("evidence")
     try:
         document = read_results(results)
-        if (problem := results_problem(document)) is not None:
+        problem = results_problem(document)  # evidence is of whole runs; reports say any run
+        if problem is not None and out_dir is not None:
             raise EnvironmentProblem(f"{results} is not a mutharness results file: {problem}")
         written = write_evidence(document, out_dir, template_dir) if out_dir else ()
         written += reports.write(document)
@@ -514,6 +528,7 @@ def render(results: Path, out_dir: Path | None, template_dir: Path | None,
 def merge_command(
     shards: tuple[Path, ...], json_path: Path, evidence_dir: Path | None,
     template_dir: Path | None, junit_path: Path | None, summary_path: Path | None,
+    stryker_path: Path | None, html_path: Path | None,
 ) -> None:
     """Join the results files of every shard of one run (`verify --shard K/N`) into one
     results file (and evidence), after checking that they cover every mutation exactly once,
@@ -535,7 +550,7 @@ def merge_command(
     console.line(f"merged {len(shards)} shard(s): "
                  f"{len(run.mutation_results)} mutation(s) of {len(run.specs)} spec(s)")
     sys.exit(int(_finish(run, console, evidence_dir, template_dir,
-                         Reports(junit_path, summary_path))))
+                         Reports(junit_path, summary_path, stryker_path, html_path))))
 
 
 @main.command()

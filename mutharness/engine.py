@@ -19,6 +19,7 @@ from mutharness.errors import (
 )
 from mutharness.lab.bench import opened
 from mutharness.lab.events import Listener, Phase
+from mutharness.lab.feed import Feed
 from mutharness.lab.parallel import Parallel, WorkerJob, scratch_directory, worker_argv
 from mutharness.lab.pinning import measure_pins
 from mutharness.lab.redfirst import Proof, prove
@@ -63,6 +64,7 @@ class Settings:
     jobs: int = 1  # -j N: N worker processes, each in its own workspace
     inherited: Inherited | None = None  # a -j worker: the tree its parent run measures
     feed: Path | None = None  # a -j worker: where its parent hands it mutations
+    parent: int | None = None  # a -j worker: its parent's pid (it stops when that is gone)
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,7 @@ def settings_json(settings: Settings) -> dict[str, Any]:
         "shard": None if settings.shard is None else str(settings.shard),
         "jobs": settings.jobs,
         "feed": None if settings.feed is None else str(settings.feed),
+        "parent": settings.parent,
         "inherited": None if settings.inherited is None else {
             "head": settings.inherited.head, "changes": list(settings.inherited.changes),
             "included": list(settings.inherited.included),
@@ -111,6 +114,7 @@ def settings_from_json(document: Mapping[str, Any]) -> Settings:
         shard=None if document["shard"] is None else Shard.parse(document["shard"]),
         jobs=document["jobs"],
         feed=None if document["feed"] is None else Path(document["feed"]),
+        parent=document["parent"],
         inherited=None if document["inherited"] is None else Inherited(
             document["inherited"]["head"], tuple(document["inherited"]["changes"]),
             tuple(document["inherited"]["included"]),
@@ -238,7 +242,8 @@ def verify(
         tracked=prepared.tracked, changes=prepared.changes, included=prepared.included,
         fail_fast=settings.fail_fast, json_path=json_path,
         command=settings.command, git_version=prepared.git_version,
-        skip_rules=prepared.skip_rules, shard=settings.shard, feed=settings.feed,
+        skip_rules=prepared.skip_rules, shard=settings.shard,
+        feed=None if settings.feed is None else Feed(settings.feed, settings.parent),
     )
     # no more workers than mutations to run (shard 1/1 is the whole run)
     jobs = min(settings.jobs, ShardPlan.of(plan.shard or Shard(1, 1), plan.specs).size)
@@ -258,10 +263,10 @@ def _parallel(settings: Settings, prepared: Prepared, plan: Plan, jobs: int) -> 
     workers = []
     for index in range(1, jobs + 1):
         results, feed = scratch / f"results-{index}.json", scratch / f"feed-{index}.jsonl"
-        worker = replace(settings, jobs=1, shard=None, feed=feed, json_path=results,
-                         fail_fast=False, inherited=Inherited(
+        worker = replace(settings, jobs=1, shard=None, feed=feed, parent=os.getpid(),
+                         json_path=results, fail_fast=False, inherited=Inherited(
                              prepared.source.head, prepared.changes, prepared.included))
-        document = {**settings_json(worker), "parent": os.getpid()}
+        document = settings_json(worker)
         workers.append(WorkerJob(index, jobs, document, results, feed))
     return Parallel(plan, workers, scratch, worker_argv, settings.start)
 

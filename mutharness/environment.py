@@ -111,7 +111,18 @@ def tool_versions() -> dict[str, str]:
         "harness_python": platform.python_version(),
         "platform": f"{platform.system()} {platform.machine()}",
         "harness_executable": sys.executable,
+        "ci": "true" if in_ci(os.environ) else "false",
     }
+
+
+CI_VARIABLES = ("GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "TF_BUILD", "JENKINS_URL",
+                "CIRCLECI", "TRAVIS", "TEAMCITY_VERSION")
+
+
+def in_ci(environ: Mapping[str, str]) -> bool:
+    """Whether a CI system runs this (its usual variables; a best guess, as reports say)."""
+    return (environ.get("CI", "").lower() in ("1", "true", "yes")
+            or any(environ.get(name) for name in CI_VARIABLES))
 
 
 def prepare_process() -> None:

@@ -90,9 +90,8 @@ def _listed(kind: str, lines: list[str]) -> list[str]:
 
 
 def _coverage(named: Sequence[tuple[str, RunResult]], plan: ShardPlan) -> list[str]:
-    """Every mutation of the plan in exactly one shard (a spec that
-    stopped before its mutations, as its error says, answers for the mutations its shard was
-    given)."""
+    """Every mutation of the plan in exactly one shard (a spec that stopped before its
+    mutations, as its error says, answers for the mutations its shard was given)."""
     seen: dict[tuple[str, int], list[str]] = {}
     for name, run in named:
         assert run.shard is not None
@@ -121,9 +120,17 @@ def _tests(facts: RunFacts) -> list[tuple[str, str]]:
 
 def joined(spec_id: str, parts: list[tuple[str, SpecResult]], problems: list[str]) -> SpecResult:
     """One spec's parts (each named by its file) as one result; `problems` gets each way
-    they disagree (other tests in the baseline, other files the verdicts depend on)."""
+    they disagree (other tests in the baseline, other files the verdicts depend on). A
+    baseline refused in one part and measured in another leaves the spec without verdicts:
+    runs of the same tests on the same bytes disagreed (a flaky or load-bound suite)."""
     measured = [(name, part) for name, part in parts if part.baseline is not None
                 and not part.error]
+    refused = next(((name, part) for name, part in parts if part.refused), None)
+    if refused is not None and measured:
+        name, part = refused
+        text = (f"its baseline was refused in {name} but measured in {measured[0][0]}: the "
+                f"same tests disagreed, so no verdict holds; in {name}: {part.error}")
+        return replace(part, mutations=(), error=text, stopped="")
     for name, part in measured[1:]:
         first_name, first = measured[0]
         assert part.baseline is not None and first.baseline is not None

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from mutharness.anchors import Location, Position
 from mutharness.atomic import write_atomic
 from mutharness.errors import ExitCode, MutharnessError
 from mutharness.paths import shown
@@ -49,6 +50,7 @@ class MutationResult:
     loaded: bool | None = None  # the run loaded the mutated file (None: the runner cannot tell)
     removed: tuple[str, ...] = ()  # untracked files the run wrote, deleted after it
     first_failure: bool = False  # the run stopped at its first failing test (--first-failure)
+    location: Location | None = None  # the anchor's text, to the column (None: older results)
 
     @property
     def never_imported(self) -> bool:
@@ -73,6 +75,17 @@ class SpecResult:
     pin_depends_on: Mapping[str, str] = field(default_factory=dict)  # what the count depends on
     red_first: RedFirst | None = None  # a red-first proof recorded for the spec
     absent: tuple[str, ...] = ()  # paths where a new file would configure the run (none yet)
+    sources: Mapping[str, str] = field(default_factory=dict)  # each mutated file's text, as run
+
+    @property
+    def in_progress(self) -> bool:
+        """A spec a run was still in when it stopped (its partial result says so)."""
+        return bool(self.error) and self.error == self.stopped
+
+    @property
+    def refused(self) -> bool:
+        """A spec left without verdicts by its own error (its baseline was refused)."""
+        return bool(self.error) and not self.in_progress
 
 
 class RecordedError(MutharnessError):
@@ -103,6 +116,13 @@ class RunResult:
     error: MutharnessError | None = field(default=None, compare=False)  # what stopped it
     shard: ShardPlan | None = None  # the shard of a run this is (`verify --shard k/n`)
     notes: tuple[str, ...] = ()  # what the run told the user on its way (a runner's fall-back)
+
+    def planned(self, spec: SpecResult) -> tuple[Mutation, ...]:
+        """The mutations of `spec` this run was to make: a shard's, or every one."""
+        if self.shard is None:
+            return spec.spec.mutations
+        indices = self.shard.assigned().get(spec.spec.id, ())
+        return tuple(spec.spec.mutations[index] for index in indices)
 
     @property
     def mutation_results(self) -> tuple[MutationResult, ...]:
@@ -218,7 +238,22 @@ def _mutation(result: MutationResult, timings: bool) -> dict[str, Any]:
         "removed": list(result.removed[:MAX_LISTED]),
         "removed_count": len(result.removed),
         "first_failure": result.first_failure,
+        "location": None if result.location is None else _location(result.location),
     }
+
+
+def _location(location: Location) -> dict[str, Any]:
+    return {"start": {"line": location.start.line, "column": location.start.column},
+            "end": {"line": location.end.line, "column": location.end.column}}
+
+
+def _position(reader: _Reader | None) -> Position:
+    if reader is None:
+        raise _Bad("a location's position is null")
+    position = Position(reader.integer("line"), reader.integer("column"))
+    if position.line < 1 or position.column < 1:
+        raise _Bad(f"{reader.where}line and column start at 1")
+    return position
 
 
 def _declared(mutation: Mutation) -> dict[str, Any]:
@@ -257,6 +292,7 @@ def spec_json(result: SpecResult, timings: bool = True) -> dict[str, Any]:
         },
         "red_first": None if result.red_first is None else result.red_first.to_json(),
         "absent": list(result.absent),
+        "sources": dict(sorted(result.sources.items())),
     }
     if timings:
         document["timeout_s"] = result.timeout_s
@@ -427,11 +463,14 @@ def _spec(reader: _Reader) -> SpecResult:
             index, m.text("name"), m.text("file"), m.text("anchor"), m.text("replacement"),
             m.flag("expect_caught"), m.texts("killed_by"),
         )
+        where = m.child("location") if m.document.get("location") is not None else None
+        location = None if where is None else Location(
+            _position(where.child("start")), _position(where.child("end")))
         mutations.append(MutationResult(
             mutation, m.integer("line"), m.integer("end_line"),
             m.flag("crlf_translated"), m.text("diff"), _facts(facts),
             m.enum("verdict", Verdict), m.text("reason"), m.flag("as_expected"),
-            loaded, m.texts("removed"), m.flag("first_failure", False),
+            loaded, m.texts("removed"), m.flag("first_failure", False), location,
         ))
     baseline = reader.child("baseline")
     depends = reader.table("depends_on")
@@ -454,8 +493,16 @@ def _spec(reader: _Reader) -> SpecResult:
         spec, None if baseline is None else _facts(baseline), reader.number("timeout_s", 0.0),
         tuple(mutations), reader.text("error"), depends, reader.text("source_commit"),
         reader.text("stopped", ""), tools, pin, pin_depends, red_first,
-        reader.texts("absent", ()),
+        reader.texts("absent", ()), _sources(reader),
     )
+
+
+def _sources(reader: _Reader) -> Mapping[str, str]:
+    """The mutated files' texts (none in a results file older than them)."""
+    sources = reader.table("sources", {})
+    if not all(isinstance(text, str) for text in sources.values()):
+        raise _Bad(f"{reader.where}sources holds a text that is not a string")
+    return sources
 
 
 def _shard(reader: _Reader | None) -> ShardPlan | None:

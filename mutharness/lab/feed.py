@@ -1,24 +1,43 @@
 """The mutations a `verify -j` parent hands one worker: one JSON line each, in a file the
-parent appends to and the worker follows (a file, so a signal or the parent's death can
-end a worker that waits, on Windows as on POSIX)."""
+parent appends to and the worker follows; a worker that waits checks its parent is alive
+(everywhere: the kernel's SIGTERM on the parent's death is Linux's alone)."""
 
 from __future__ import annotations
 
 import json
+import signal
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
+from mutharness.errors import Interrupted, MutharnessError
 from mutharness.lab.schedule import Item
+from mutharness.sweep import pid_alive
 
 POLL_S = 0.01  # how often a waiting worker looks for its next mutation
+LIVENESS_S = 1.0  # how often a waiting worker looks whether its parent is alive
 
 
+class FeedError(MutharnessError):
+    """A line of a worker's feed that is not a mutation of its run."""
+
+    def __init__(self, line: str, problem: str) -> None:
+        super().__init__(line, problem)
+        self.line = line
+        self.problem = problem
+
+    def message(self) -> str:
+        return f"the parent handed this worker {self.line!r}: {self.problem}"
+
+
+@dataclass(frozen=True)
 class Feed:
-    """One worker's feed: `give` and `end` in the parent, `items` in the worker."""
+    """One worker's feed: `give` and `end` in the parent, `items` in the worker, whose
+    `parent` (its pid) is watched while it waits."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    path: Path
+    parent: int | None = None
 
     def _append(self, line: dict[str, object]) -> None:
         with self.path.open("a", encoding="utf-8", newline="\n") as feed:
@@ -32,8 +51,10 @@ class Feed:
         self._append({"end": True})
 
     def items(self) -> Iterator[Item]:
-        """Each mutation given, as it is given, until the parent ends the feed."""
+        """Each mutation given, as it is given, until the parent ends the feed; raises
+        Interrupted (SIGTERM) when the parent is gone, as Linux's kernel would signal it."""
         offset = 0
+        checked = time.monotonic()
         while True:
             try:
                 with self.path.open("rb") as feed:
@@ -44,9 +65,29 @@ class Feed:
             complete = chunk[:chunk.rfind(b"\n") + 1]  # a line still being written waits
             offset += len(complete)
             for raw in complete.splitlines():
-                line = json.loads(raw)
-                if line.get("end"):
+                item = _item(raw)
+                if item is None:
                     return
-                yield Item(line["spec"], line["index"])
-            if not complete:
-                time.sleep(POLL_S)
+                yield item
+            if complete:
+                continue
+            if self.parent is not None and time.monotonic() - checked >= LIVENESS_S:
+                checked = time.monotonic()
+                if not pid_alive(self.parent):
+                    raise Interrupted(signal.SIGTERM)
+            time.sleep(POLL_S)
+
+
+def _item(raw: bytes) -> Item | None:
+    """The mutation a line gives, or None for the end."""
+    text = raw.decode("utf-8", errors="replace")
+    try:
+        line = json.loads(text)
+        if line.get("end") is True:
+            return None
+        spec, index = line["spec"], line["index"]
+    except (ValueError, AttributeError, KeyError) as error:
+        raise FeedError(text, f"not a mutation ({error})") from None
+    if not isinstance(spec, str) or not isinstance(index, int) or isinstance(index, bool):
+        raise FeedError(text, "not a mutation (a spec id and an index)")
+    return Item(spec, index)

@@ -13,11 +13,6 @@ from mutharness.spec import Spec
 Given = Mapping[str, Mapping[str, Set[int]]]  # per worker's file: spec id -> indices
 
 
-def _finished(part: SpecResult) -> bool:
-    """Not a spec a run was still in when it stopped (its partial result says so)."""
-    return not (part.error and part.error == part.stopped)
-
-
 def _covers(part: SpecResult, given: Set[int]) -> bool:
     """A worker's part of a spec holds every mutation of the spec it was given."""
     return given <= {result.mutation.index for result in part.mutations}
@@ -25,7 +20,7 @@ def _covers(part: SpecResult, given: Set[int]) -> bool:
 
 def _settled(part: SpecResult, given: Set[int]) -> SpecResult:
     """A part stopped after its last mutation, as it would have been saved a moment later."""
-    if _finished(part) or not _covers(part, given):
+    if not part.in_progress or not _covers(part, given):
         return part
     return replace(part, error="", stopped="")
 
@@ -48,8 +43,8 @@ def completed(
         parts: list[tuple[str, SpecResult]] = []
         for name, run in named:
             mine = given.get(name, {}).get(spec.id, frozenset())
-            parts.extend((name, _settled(part, mine)) for part in run.specs
-                         if part.spec.id == spec.id and (_finished(part) or _covers(part, mine)))
+            parts.extend((name, _settled(part, mine)) for part in run.specs if part.spec.id
+                         == spec.id and (not part.in_progress or _covers(part, mine)))
         done = {result.mutation.index for _, part in parts for result in part.mutations}
         if not parts or not (any(part.error for _, part in parts) or done >= runs_here):
             break

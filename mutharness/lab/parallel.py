@@ -13,6 +13,7 @@ With `--fail-fast` the run stops where a `-j 1` run stops, and keeps only what t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import signal
@@ -76,8 +77,8 @@ class _Worker:
 
     @property
     def name(self) -> str:
-        """Its results file's name, which names it in messages about its results."""
-        return str(self.job.results)
+        """What names it in messages about its results (`worker 2 of 3`)."""
+        return f"worker {self.job}"
 
     def refresh(self, force: bool = False) -> None:
         try:
@@ -130,11 +131,6 @@ def _signal_name(number: int) -> str:
         return "unknown"
 
 
-def _running(part: SpecResult) -> bool:
-    """A spec a worker has measured and is still mutating (its partial result)."""
-    return bool(part.error) and part.error == part.stopped
-
-
 class _Dispatch:
     """Hands each idle worker its next mutation (`Schedule` chooses it) and keeps who was
     given what; a worker with nothing left to run is told so, and exits."""
@@ -160,9 +156,12 @@ class _Dispatch:
                 schedule.learn(item.spec, timings_of(part))
                 if any(m.mutation.index == item.index for m in part.mutations):
                     schedule.done(number, item)
-                elif part.error and not _running(part):
+                elif part.refused:
                     schedule.fail(item.spec, number)
-            if schedule.outstanding[number] or number in self.ended or worker.ended:
+            if worker.ended and number not in self.ended:  # died: the run cannot be whole
+                worker.refresh(force=True)
+                raise WorkerFailed(worker.problem())
+            if schedule.outstanding[number] or number in self.ended:
                 continue
             given = schedule.next_for(number)
             if given is None:
@@ -211,6 +210,21 @@ class _Follower:
         self.reruns: dict[tuple[str, int], MutationResult] = {}
         self.stop: _Stop | None = None
         self.told: dict[str, None] = {}  # the workers' notes shown, in order, each once
+        self.current: tuple[Spec, SpecResult, list[MutationResult]] | None = None  # showing
+
+    def partial(self, done: tuple[SpecResult, ...], wanted: Mapping[str, tuple[int, ...]],
+                why: str) -> tuple[SpecResult, ...]:
+        """The spec being shown when the run stopped (`why`), as a `-j 1` run that stopped
+        there keeps it: its baseline and the results shown, no verdict; none when it is not
+        the one after `done`."""
+        if self.current is None:
+            return ()
+        spec, part, shown = self.current
+        after = [s for s in wanted if s not in {d.spec.id for d in done}]
+        if not after or after[0] != spec.id:
+            return ()
+        text = stopped_after(why, len(shown), len(wanted[spec.id]))
+        return (replace(part, mutations=tuple(shown), error=text, stopped=text),)
 
     def tell(self) -> None:
         """Show the notes the workers made since the last look (a runner's fall-back)."""
@@ -271,7 +285,7 @@ class _Follower:
         """The error a worker's part of `spec` ended with (its baseline refused it)."""
         for worker in self.workers:
             part = worker.part(spec.id)
-            if part is not None and part.error and not _running(part):
+            if part is not None and part.refused:
                 return part.error
         return None
 
@@ -290,7 +304,7 @@ class _Follower:
                 done = next((m for m in part.mutations if m.mutation.index == index), None)
                 if done is not None:
                     return done
-                if part.error and not _running(part):
+                if part.refused:
                     return part.error
             if worker.ended:
                 worker.refresh(force=True)
@@ -308,7 +322,7 @@ class _Follower:
                 continue
             self.listener.baseline_started(spec)
             part = self._baseline(spec)
-            if part.error and not _running(part):  # its baseline was refused: as with -j 1
+            if part.refused:  # its baseline was refused: as with -j 1
                 self.listener.spec_failed(spec, RecordedError(part.error))
                 if self.fail_fast:
                     self.stop = _Stop(spec, part, None)
@@ -317,6 +331,7 @@ class _Follower:
             assert part.baseline is not None
             self.listener.baseline_finished(spec, part.baseline)
             shown: list[MutationResult] = []
+            self.current = (spec, part, shown)
             for index in indices:
                 result = self._mutation(spec, index)
                 if isinstance(result, str):
@@ -334,6 +349,7 @@ class _Follower:
                 if self.fail_fast and not result.as_expected:
                     self.stop = _Stop(spec, part, tuple(shown))
                     return
+            self.current = None
 
 
 class Parallel:
@@ -351,6 +367,7 @@ class Parallel:
         assigned = ShardPlan.of(plan.shard or Shard(1, 1), plan.specs).assigned()
         self.wanted = {spec.id: assigned[spec.id] for spec in plan.specs if spec.id in assigned}
         self.given: Given = {}  # what each worker was handed, once they run
+        self.follower: _Follower | None = None  # what was shown, once they run
 
     def _empty(self, complete: bool, interrupted: int | None = None,
                error: MutharnessError | None = None) -> RunResult:
@@ -393,11 +410,17 @@ class Parallel:
         if run is None:  # what the workers finished, in -j 1 order, up to the first they did not
             named = _named(workers)
             finished, _ = completed(named, plan.specs, self.wanted, self.given)
+            notes = notes_of(run for _, run in named)
+            if self.follower is not None:  # as shown: re-runs in place, no note made after
+                why = "interrupted" if ending.interrupted is not None else "stopped by an error"
+                finished = self.follower.rerun_into(finished)
+                finished += self.follower.partial(finished, self.wanted, why)
+                notes = tuple(self.follower.told)
             run = replace(self._empty(complete=True, interrupted=ending.interrupted,
                                       error=ending.error),
                           specs=finished, tool=next(
                               (dict(run.tool) for _, run in named if run.tool), {}),
-                          notes=notes_of(run for _, run in named))
+                          notes=notes)
         write_results(run, plan.json_path)
         return run
 
@@ -421,6 +444,7 @@ class Parallel:
         self.given = dispatch.given
         follower = _Follower(dispatch, listener, self._rerun(environ, temp_dir),
                              plan.fail_fast)
+        self.follower = follower
         follower.follow(plan.specs, self.wanted)
         if follower.stop is not None:
             return self._stopped(workers, follower)
@@ -475,6 +499,8 @@ class Parallel:
         next run's sweep removes what they leave); the scratch directory removed."""
         try:
             for worker in workers:
+                with contextlib.suppress(OSError):  # an idle worker ends even unsignalled
+                    worker.feed.end()
                 worker.process.interrupt(signal_number)
             for worker in workers:
                 worker.process.wait()

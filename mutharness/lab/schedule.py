@@ -71,7 +71,8 @@ class Schedule:
                  workers: int) -> None:
         self.order = [spec for spec, indices in wanted.items() if indices]  # the plan's order
         self.pool = {spec: list(wanted[spec]) for spec in self.order}  # not handed out yet
-        self.timings = {spec: timings.get(spec, Timings()) for spec in self.order}
+        self.timings = {spec: Timings(known.baseline_s, dict(known.mutations_s))
+                        for spec in self.order for known in [timings.get(spec, Timings())]}
         self.holders: dict[str, list[int]] = {spec: [] for spec in self.order}
         self.current: dict[int, str] = {}  # each worker's spec: what it last was given
         self.measured: dict[int, set[str]] = {worker: set() for worker in range(workers)}

@@ -14,7 +14,7 @@ from mutharness.lab.baseline import Baseline, SpecStopped, measure
 from mutharness.lab.bench import Notes, Runners, opened
 from mutharness.lab.ending import Ending, recorded
 from mutharness.lab.events import Listener, Phase
-from mutharness.lab.feed import Feed
+from mutharness.lab.feed import Feed, FeedError
 from mutharness.lab.scenario import Lab, Scenario, run_scenario
 from mutharness.options import CONFIG_FILE, Options, project_inputs
 from mutharness.pins import Pin
@@ -52,7 +52,7 @@ class Plan:
     skip_rules: SkipRules = field(default_factory=SkipRules)
     shard: Shard | None = None  # --shard k/n: only this shard's mutations run
     only: Mapping[str, tuple[int, ...]] | None = None  # these mutations per spec id, no others
-    feed: Path | None = None  # a -j worker: the mutations are handed to it one at a time
+    feed: Feed | None = None  # a -j worker: the mutations are handed to it one at a time
 
 
 class _SpecRun:
@@ -72,6 +72,7 @@ class _SpecRun:
         self.pin: Pin | None = None
         self.absent: tuple[str, ...] = ()  # where a new file would configure the run
         self.source_commit = ""
+        self.sources: dict[str, str] = {}  # the spec's targets' texts, before any mutation
 
     def result(
         self, why: str = "", error: str = "", facts: RunFacts | None = None
@@ -85,7 +86,7 @@ class _SpecRun:
             self.spec, baseline.facts if baseline else facts,
             baseline.timeout_s if baseline else 0.0, tuple(self.done), error,
             self.depends_on, self.source_commit, stopped, self.session.tools_of(self.spec),
-            self.pin, self.pin_depends_on, absent=self.absent,
+            self.pin, self.pin_depends_on, absent=self.absent, sources=self.sources,
         )
 
     def partial(self, why: str) -> SpecResult | None:
@@ -145,9 +146,18 @@ class _SpecRun:
             path for path in self.depends_on if path in self.session.plan.tracked
         )
 
+    def _read_sources(self) -> None:
+        """The texts of the files the spec mutates, as the workspace holds them unmutated
+        (a report that shows each mutant in its file needs them; never through a link)."""
+        for relative in dict.fromkeys(m.file for m in self.spec.mutations):
+            file = self.lab.workspace.path(relative)
+            if file.is_file() and not file.is_symlink():
+                self.sources[relative] = file.read_bytes().decode("utf-8", errors="replace")
+
     def start(self) -> SpecResult | None:
         """Measure the baseline; the spec's result when it leaves the spec without verdicts."""
         session = self.session
+        self._read_sources()
         self._depend(None)
         listener = self.lab.listener
         listener.baseline_started(self.spec)
@@ -165,6 +175,7 @@ class _SpecRun:
             return self.result(error=stopped.error.message(), facts=stopped.facts)
         self._depend(self.baseline.facts)
         self.pin = self.baseline.pin
+        session.save()  # the results show the baseline (a -j parent shows it from there)
         listener.baseline_finished(self.spec, self.baseline.facts)
         return None
 
@@ -226,6 +237,7 @@ class _SpecRun:
             loaded=self.lab.runner_for(self.spec).loaded(facts, ran.target),
             removed=ran.removed,
             first_failure=first_failure,
+            location=ran.applied.splice.location,
         )
 
 
@@ -296,7 +308,10 @@ class Session:
         specs = {spec.id: spec for spec in self.plan.specs}
         failed: set[str] = set()
         for item in feed.items():
-            spec = specs[item.spec]
+            spec = specs.get(item.spec)
+            if spec is None or not 0 <= item.index < len(spec.mutations):
+                raise FeedError(f"{item.spec} #{item.index + 1}", "not a mutation of this "
+                                "worker's plan (its specs differ from its parent's)")
             if self.current is not None and self.current.spec is not spec:
                 self._finish(self.current.result())
             if spec.id in failed:  # its baseline left it without verdicts: the error says so
@@ -316,7 +331,7 @@ class Session:
 
     def _specs(self, lab: Lab) -> None:
         if self.plan.feed is not None:
-            self._fed(lab, Feed(self.plan.feed))
+            self._fed(lab, self.plan.feed)
             return
         assigned = self.plan.only if self.plan.only is not None else (
             None if self.sharded is None else self.sharded.assigned())

@@ -1,4 +1,4 @@
-"""A `verify -j` worker: one shard of its parent's run, in its own workspace, under the
+"""A `verify -j` worker: the mutations its parent hands it, in its own workspace, under the
 parent's lock; `python -m mutharness.lab.worker JOB.json` (the job: `engine.settings_json`)."""
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ def main(argv: list[str]) -> int:
     try:
         prepare_process()
         with interrupts():
-            end_with_parent(document["parent"])
+            if settings.parent is not None:
+                end_with_parent(settings.parent)
             run = verify(settings, Silent(), os.environ, lock=False)
     except MutharnessError as error:  # before its session: the parent reads it from here
         write_results(RunResult(tool={}, commit="", dirty=False, dirty_changes=(),

@@ -202,6 +202,8 @@ def spec_facts(run: RunResult, spec_id: str) -> str:
     only = replace(run, commit=measured, specs=specs)
     facts = to_json(only, timings=False)
     del facts["notes"]  # how the run went (a runner's fall-back) differs by machine, no verdict
+    for spec in facts["specs"]:
+        del spec["sources"]  # the targets' texts: their digests are in depends_on
     return json.dumps(_machine_free(facts), indent=1, ensure_ascii=False,
                       sort_keys=True) + "\n"
 

@@ -56,18 +56,18 @@ def _mutation(suite: ET.Element, spec: SpecResult, result: MutationResult) -> st
     return kind
 
 
-def _suite(root: ET.Element, spec: SpecResult) -> None:
+def _suite(root: ET.Element, run: RunResult, spec: SpecResult) -> None:
     suite = ET.SubElement(root, "testsuite", {"name": _text(spec.spec.id),
                                               "file": _text(spec.spec.path)})
     kinds = [_mutation(suite, spec, result) for result in spec.mutations]
-    if spec.error and spec.error != spec.stopped:  # no verdicts at all: the baseline refused
+    if spec.refused:  # no verdicts at all: the baseline refused
         case = _case(suite, spec, "baseline", spec.spec.path, 1,
                      spec.baseline.duration_s if spec.baseline is not None else 0.0)
         _child(case, "error", spec.error.splitlines()[0], spec.error)
         kinds.append("error")
     done = {result.mutation.index for result in spec.mutations}
     why = spec.stopped or spec.error
-    for mutation in spec.spec.mutations:
+    for mutation in run.planned(spec):  # a shard's run: only the shard's mutations
         if why and mutation.index not in done:
             case = _case(suite, spec, f"#{mutation.number} {mutation.name}", mutation.file,
                          None, 0.0)
@@ -87,11 +87,12 @@ def junit_xml(run: RunResult) -> str:
     """The run as a JUnit XML document."""
     root = ET.Element("testsuites", {"name": "mutharness"})
     for spec in run.specs:
-        _suite(root, spec)
-    if run.error is not None:
+        _suite(root, run, spec)
+    if run.error is not None or run.interrupted is not None:
         suite = ET.SubElement(root, "testsuite", {"name": "mutharness"})
         case = ET.SubElement(suite, "testcase", {"classname": "mutharness", "name": "run"})
-        message = run.error.message()
+        message = (run.error.message() if run.error is not None
+                   else f"interrupted by signal {run.interrupted}: no verdict")
         _child(case, "error", message.splitlines()[0] if message else "the run failed", message)
         _count(suite, 1, ["error"])
     suites = root.findall("testsuite")

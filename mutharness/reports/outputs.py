@@ -1,17 +1,25 @@
 """The report files a verify, render or merge writes from one run's results (JUnit XML, the
-Markdown summary), and what it adds under GitHub Actions (the step summary, annotations)."""
+Markdown summary, the mutation-testing report as JSON and as an HTML page), and what it adds
+under GitHub Actions (the step summary, annotations)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from mutharness.atomic import write_atomic
 from mutharness.reports.annotations import workflow_commands
+from mutharness.reports.html import html_report
 from mutharness.reports.junit import junit_xml
+from mutharness.reports.stryker import stryker_report
 from mutharness.reports.summary import summary_markdown
 from mutharness.results import RunResult
+
+
+def _stryker_json(run: RunResult) -> str:
+    return json.dumps(stryker_report(run), indent=2, ensure_ascii=False) + "\n"
 
 
 @dataclass(frozen=True)
@@ -20,18 +28,27 @@ class Reports:
 
     junit: Path | None = None
     summary: Path | None = None
+    stryker: Path | None = None
+    html: Path | None = None
+
+    def _asked(self) -> list[tuple[Path | None, Callable[[RunResult], str]]]:
+        return [(self.junit, junit_xml), (self.summary, summary_markdown),
+                (self.stryker, _stryker_json), (self.html, html_report)]
 
     @property
     def asked(self) -> bool:
-        return self.junit is not None or self.summary is not None
+        return any(path is not None for path, _ in self._asked())
 
     def write(self, run: RunResult) -> tuple[Path, ...]:
-        """Write each report asked for (atomically, its directory made); the paths."""
+        """Write each report asked for (atomically, its directory made); the paths. Every
+        report is rendered before the first is written, so a report that cannot be made
+        (results older than it) writes none."""
+        rendered = [(path, render(run)) for path, render in self._asked() if path is not None]
         written = []
-        for path, render in ((self.junit, junit_xml), (self.summary, summary_markdown)):
+        for path, text in rendered:
             if path is not None:
                 path.absolute().parent.mkdir(parents=True, exist_ok=True)
-                write_atomic(path, render(run).encode("utf-8"))
+                write_atomic(path, text.encode("utf-8"))
                 written.append(path)
         return tuple(written)
 
@@ -39,7 +56,8 @@ class Reports:
 @dataclass(frozen=True)
 class GitHub:
     """What a run adds when GitHub Actions runs it (`GITHUB_ACTIONS=true`): annotations on
-    standard output, and its summary appended to the step's summary file."""
+    standard output, and its summary appended to the step's summary file; a shard's run adds
+    neither (the merge of the shards does, once for the whole run)."""
 
     step_summary: Path | None
 
@@ -51,10 +69,10 @@ class GitHub:
         return cls(Path(summary) if summary else None)
 
     def annotations(self, run: RunResult) -> list[str]:
-        return workflow_commands(run)
+        return [] if run.shard is not None else workflow_commands(run)
 
     def add_summary(self, run: RunResult) -> None:
         """Append the run's summary to the step's summary (other steps' parts are kept)."""
-        if self.step_summary is not None:
+        if self.step_summary is not None and run.shard is None:
             with self.step_summary.open("a", encoding="utf-8") as summary:
                 summary.write(summary_markdown(run))

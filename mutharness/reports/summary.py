@@ -24,7 +24,7 @@ def _cell(text: str) -> str:
     flat = " ".join(text.split())
     if len(flat) > MAX_TEXT:
         flat = flat[:MAX_TEXT - 1] + "…"
-    for char in "\\`*_[]<>|#":
+    for char in "\\`*_[]<>|#~$&":
         flat = flat.replace(char, "\\" + char)
     return flat
 
@@ -41,13 +41,13 @@ def _heading(run: RunResult) -> str:
     return "⚠️ mutharness: no trustworthy verdict"
 
 
-def _row(spec: SpecResult) -> str:
+def _row(run: RunResult, spec: SpecResult) -> str:
     outcomes = [Outcome.of(result) for result in spec.mutations]
     caught = sum(r.verdict is Verdict.CAUGHT and r.as_expected for r in spec.mutations)
     survivors = sum(r.verdict is Verdict.SURVIVED and r.as_expected for r in spec.mutations)
     note = _cell(spec.error.splitlines()[0]) if spec.error else (
         _cell(spec.stopped) if spec.stopped else "")
-    return (f"| {_cell(spec.spec.id)} | {len(spec.mutations)} of {len(spec.spec.mutations)} "
+    return (f"| {_cell(spec.spec.id)} | {len(spec.mutations)} of {len(run.planned(spec))} "
             f"| {caught} | {survivors} | {outcomes.count(Outcome.UNEXPECTED)} "
             f"| {outcomes.count(Outcome.NO_VERDICT)} | {note} |")
 
@@ -78,7 +78,7 @@ def summary_markdown(run: RunResult) -> str:
         lines += [f"The run stopped: {_cell(run.error.message().splitlines()[0])}", ""]
     lines += ["| spec | run | caught | documented survivors | unexpected | no verdict | note |",
               "| --- | ---: | ---: | ---: | ---: | ---: | --- |"]
-    lines += [_row(spec) for spec in run.specs[:MAX_ROWS]]
+    lines += [_row(run, spec) for spec in run.specs[:MAX_ROWS]]
     if len(run.specs) > MAX_ROWS:
         lines.append(f"| and {len(run.specs) - MAX_ROWS} more spec(s) | | | | | | |")
     pairs = [(spec, result) for spec in run.specs for result in spec.mutations]

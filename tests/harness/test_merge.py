@@ -12,6 +12,7 @@ import pytest
 from conftest import BOUNDS, Completed, Project, git
 
 from mutharness.lab.joining import completed
+from mutharness.merge import joined
 from mutharness.results import from_json
 
 ProjectFactory = Callable[..., Project]
@@ -244,3 +245,21 @@ def test_what_stopped_workers_finished_is_kept_with_a_part_stopped_after_its_las
     assert completed([("w", late)], specs, wanted, given) == (run.specs, ())
     assert completed([("w", early)], specs, wanted, given) == ((bounds,), ())
     assert completed([("w", run)], specs, every, given) == ((), ())  # bounds #1, #2: no one's
+
+
+def test_a_baseline_refused_in_one_part_and_measured_in_another_leaves_no_verdict(
+    project: Project, cli: Cli
+) -> None:
+    run = from_json(json.loads(shard(project, cli, 2, 2).read_text("utf-8")))
+    calc = run.specs[1]
+    said = "baseline: 3 passed, expected 4"
+    refused = replace(calc, mutations=(), error=said, baseline=None)
+    problems: list[str] = []
+
+    spec = joined("calc", [("worker 1 of 2", calc), ("worker 2 of 2", refused)], problems)
+
+    assert problems == [] and spec.mutations == ()
+    assert spec.error == ("its baseline was refused in worker 2 of 2 but measured in worker 1 "
+                          f"of 2: the same tests disagreed, so no verdict holds; in worker 2 "
+                          f"of 2: {said}")
+    assert spec.refused and not spec.in_progress

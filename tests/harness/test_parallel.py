@@ -257,6 +257,11 @@ def test_an_interrupted_j2_run_stops_its_workers_and_leaves_nothing_behind(
     assert git(project.root, "status", "--porcelain") == ""
     results = json.loads((project.root / ".mutharness/results.json").read_text("utf-8"))
     assert results["interrupted"] is True and results["exit_code"] == 130
+    shown = [line for line in out.splitlines() if line.lstrip().startswith("CAUGHT")]
+    for spec in results["specs"]:  # the spec being shown, as -j 1 keeps it: what was shown
+        assert spec["error"] == spec["stopped"] == (
+            f"interrupted after {len(shown)} of 3 mutation(s)")
+        assert len(spec["mutations"]) == len(shown)
     pids = {int(line.split()[0]) for line in log.read_text().splitlines()}
     for pid in pids:  # every pytest child is gone
         assert not Path(f"/proc/{pid}").exists() or sys.platform != "linux"
@@ -323,7 +328,7 @@ def test_a_worker_job_reads_back_every_setting_it_was_given(tmp_path: Path) -> N
                      "first-failure": True, "python": "/venv/bin/python"},
         config=tmp_path / "mutharness.toml", allow_dirty=True, fail_fast=False,
         json_path=tmp_path / "w.json", command=("mutharness", "verify", "specs"),
-        since="main", shard=Shard(2, 3), jobs=1, feed=tmp_path / "feed-1.jsonl",
+        since="main", shard=Shard(2, 3), jobs=1, feed=tmp_path / "feed-1.jsonl", parent=4242,
         inherited=Inherited("a" * 40, (" M src/x.py",), ("src/x.py",)),
     )
 

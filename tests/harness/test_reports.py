@@ -6,10 +6,14 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
+from typing import Any
 
+import jsonschema
 import pytest
 from conftest import BOUNDS, Completed, Project, default_spec
 from markdown_it import MarkdownIt
@@ -201,3 +205,138 @@ def test_a_results_file_names_the_reports_nowhere(project: Project, cli: Cli) ->
     verify(project, cli)  # reports are outputs of the results, never inputs to them
     document = json.loads((project.root.parent / "run.json").read_text("utf-8"))
     assert "run.xml" not in json.dumps(document) and "run.md" not in json.dumps(document)
+
+
+SCHEMA = Path(__file__).parent.parent / "data" / "mutation-testing-report-schema-3.8.4.json"
+
+
+def stryker(project: Project, cli: Cli) -> dict[str, Any]:
+    verify(project, cli, "--report-stryker", str(project.root.parent / "run.stryker.json"))
+    report: dict[str, Any] = json.loads(
+        (project.root.parent / "run.stryker.json").read_text("utf-8"))
+    return report
+
+
+def test_the_stryker_report_is_valid_against_the_pinned_schema_and_locates_each_mutant(
+    project: Project, cli: Cli
+) -> None:
+    report = stryker(project, cli)
+
+    jsonschema.Draft7Validator(json.loads(SCHEMA.read_text("utf-8"))).validate(report)
+    assert report["schemaVersion"] == "2"
+    source = (project.root / "src/calc.py").read_text("utf-8")
+    assert list(report["files"]) == ["src/calc.py"]
+    entry = report["files"]["src/calc.py"]
+    assert (entry["language"], entry["source"]) == ("python", source)
+    mutants = {m["id"]: m for m in entry["mutants"]}
+    assert sorted(mutants) == sorted([*(f"bounds#{n}" for n in (1, 2, 3)),
+                                      *(f"calc#{n}" for n in range(1, 6))])
+    lines = source.splitlines(keepends=True)
+    for spec in json.loads((project.root.parent / "run.json").read_text("utf-8"))["specs"]:
+        for declared, result in zip(spec["declared"], spec["mutations"], strict=True):
+            mutant = mutants[f"{spec['id']}#{result['number']}"]
+            start, end = mutant["location"]["start"], mutant["location"]["end"]
+            offset = sum(map(len, lines[:start["line"] - 1])) + start["column"] - 1
+            stop = sum(map(len, lines[:end["line"] - 1])) + end["column"] - 1
+            assert source[offset:stop] == declared["anchor"]  # end exclusive, to the column
+            assert (mutant["mutatorName"], mutant["description"], mutant["replacement"]) == (
+                spec["id"], declared["name"], declared["replacement"])
+    statuses = {key: m["status"] for key, m in mutants.items() if key.startswith("calc")}
+    assert statuses == {"calc#1": "Killed", "calc#2": "Survived", "calc#3": "Killed",
+                        "calc#4": "Killed", "calc#5": "RuntimeError"}
+    tests = {t["id"] for f in report["testFiles"].values() for t in f["tests"]}
+    assert report["testFiles"].keys() == {"tests/test_calc.py"} and len(tests) == 4
+    for mutant in mutants.values():
+        assert set(mutant["killedBy"]) <= tests and set(mutant["coveredBy"]) <= tests
+    assert mutants["calc#1"]["killedBy"] == ["tests/test_calc.py::test_clamp_below"]
+    assert mutants["calc#2"]["killedBy"] == [] and len(mutants["calc#2"]["coveredBy"]) == 4
+    assert report["framework"]["name"] == "mutharness"
+    assert report["system"]["os"]["platform"] == {"linux": "linux", "win32": "win32",
+                                                  "darwin": "darwin"}.get(sys.platform)
+
+
+def test_a_column_counts_characters_and_a_crlf_file_s_anchor_ends_where_it_ends(
+    make_project: ProjectFactory, cli: Cli
+) -> None:
+    project = make_project(spec=default_spec(mutations=[
+        {"name": "é counts one column", "file": "src/calc.py", "anchor": "return age >= 18",
+         "replacement": "return age >= 17", "expectCaught": False},
+        {"name": "a CRLF anchor", "file": "src/calc.py",
+         "anchor": "    if value < low:\n        return low\n", "replacement": ""},
+    ]))
+    calc = (project.root / "src/calc.py").read_text("utf-8")
+    calc = calc.replace("def is_adult(age):\n", "def is_adult(age):  # âge é\n")
+    (project.root / "src/calc.py").write_bytes(calc.replace("\n", "\r\n").encode("utf-8"))
+    project.commit("CRLF and accents")
+    done = cli(project.root, "verify", "specs", "--report-stryker", "s.json")
+    assert done.code == 0, done.out + done.err
+
+    report = json.loads((project.root / "s.json").read_text("utf-8"))
+    mutants = report["files"]["src/calc.py"]["mutants"]
+    source = report["files"]["src/calc.py"]["source"]
+    lines = source.split("\n")
+    first, second = (m["location"] for m in mutants)
+    assert lines[first["start"]["line"] - 1][first["start"]["column"] - 1:][:16] == \
+        "return age >= 18"
+    assert first["end"] == {"line": first["start"]["line"],
+                            "column": first["start"]["column"] + 16}
+    assert second["start"]["column"] == 1
+    assert second["end"] == {"line": second["start"]["line"] + 2, "column": 1}
+
+
+def test_results_older_than_the_columns_give_no_mutation_report_and_say_so(
+    project: Project, cli: Cli
+) -> None:
+    verify(project, cli)
+    here = project.root.parent
+    document = json.loads((here / "run.json").read_text("utf-8"))
+    for spec in document["specs"]:
+        del spec["sources"]
+        for mutation in spec["mutations"]:
+            del mutation["location"]
+    (here / "old.json").write_text(json.dumps(document), "utf-8")
+
+    done = cli(here, "render", "old.json", "--report-stryker", "old.stryker.json", "--junit",
+               "old.xml")
+
+    assert done.code == 2, done.out + done.err
+    assert "the results hold no column or file text for it" in done.err
+    assert not (here / "old.stryker.json").exists() and not (here / "old.xml").exists()
+
+
+def test_render_makes_the_reports_of_a_shard_and_refuses_only_its_evidence(
+    project: Project, cli: Cli
+) -> None:
+    here = project.root.parent
+    done = cli(project.root, "verify", "specs", "--shard", "2/2", "--json", str(here / "s.json"))
+    assert done.code in (0, 1, 2), done.out + done.err
+
+    reports = cli(here, "render", "s.json", "--junit", "s.xml", "--summary", "s.md")
+    evidence = cli(here, "render", "s.json", "--out", "evidence", "--junit", "e.xml")
+
+    assert reports.code == 0, reports.out + reports.err
+    planned = {spec["id"]: len(spec["mutations"]) for spec in
+               json.loads((here / "s.json").read_text("utf-8"))["specs"]}
+    suites = ET.parse(here / "s.xml").getroot().findall("testsuite")
+    assert {s.get("name"): int(s.get("tests", "0")) for s in suites} == planned
+    assert "shard 2/2" in (here / "s.md").read_text("utf-8")
+    assert evidence.code == 2 and "merge the shards first" in evidence.err
+    assert not (here / "evidence").exists() and not (here / "e.xml").exists()
+
+
+def test_github_is_shown_ten_annotations_of_a_kind_and_a_count_of_the_rest(
+    project: Project, cli: Cli
+) -> None:
+    from mutharness.reports.annotations import workflow_commands
+
+    verify(project, cli)
+    run = read_results(project.root.parent / "run.json")
+    calc = run.specs[1]
+    wrong = calc.mutations[2]  # caught, documented as a survivor
+    many = replace(run, specs=(replace(calc, mutations=(wrong,) * 15),))
+
+    commands = workflow_commands(many)
+
+    assert [c.split(" ", 1)[0] for c in commands] == ["::error"] * 10 + ["::notice"]
+    assert commands[-1] == ("::notice title=mutharness::5 more result(s) without annotations: "
+                            "see the summary and the results file")

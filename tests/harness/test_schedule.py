@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -129,3 +132,28 @@ def test_a_feed_hands_over_whole_lines_only_and_ends(tmp_path: Path) -> None:
     feed.end()
 
     assert list(items) == [Item("b", 0)]
+
+
+def test_a_feed_line_that_is_not_a_mutation_is_an_error_naming_it(tmp_path: Path) -> None:
+    from mutharness.lab.feed import Feed, FeedError
+
+    (tmp_path / "feed.jsonl").write_text('{"spec": "a", "index": "2"}\n', "utf-8")
+
+    with pytest.raises(FeedError, match="the parent handed this worker"):
+        next(Feed(tmp_path / "feed.jsonl").items())
+
+
+def test_a_worker_waiting_on_its_feed_stops_as_if_terminated_when_its_parent_is_gone(
+    tmp_path: Path
+) -> None:
+    from mutharness.errors import Interrupted
+    from mutharness.lab.feed import Feed
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # exited and reaped
+    waiting = Feed(tmp_path / "feed.jsonl", parent=int(gone.stdout))
+
+    with pytest.raises(Interrupted) as stopped:
+        next(waiting.items())
+
+    assert stopped.value.signal_number == signal.SIGTERM
