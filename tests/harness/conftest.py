@@ -157,7 +157,9 @@ def git_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     )
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "PYTEST_ADDOPTS"):
+    # and a CI's own variables: a test's run must not annotate or summarise the CI's job
+    for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "PYTEST_ADDOPTS",
+                "GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY"):
         monkeypatch.delenv(key, raising=False)
     return home
 

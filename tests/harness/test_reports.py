@@ -3,9 +3,12 @@ from verify, render and merge."""
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
+import shutil
+import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
@@ -340,3 +343,77 @@ def test_github_is_shown_ten_annotations_of_a_kind_and_a_count_of_the_rest(
     assert [c.split(" ", 1)[0] for c in commands] == ["::error"] * 10 + ["::notice"]
     assert commands[-1] == ("::notice title=mutharness::5 more result(s) without annotations: "
                             "see the summary and the results file")
+
+
+PROBE_HEAD = """<script>window.__errors = [];
+window.addEventListener("error", (e) => __errors.push("error: " + e.message));
+const __error = console.error;
+console.error = (...a) => { __errors.push(a.map(String).join(" ")); __error(...a); };
+</script>"""
+PROBE_TAIL = """<script>
+function __all(root, selector) {  // through every shadow root
+  const found = [...root.querySelectorAll(selector)];
+  for (const el of root.querySelectorAll("*")) {
+    if (el.shadowRoot) found.push(...__all(el.shadowRoot, selector));
+  }
+  return found;
+}
+setTimeout(() => {
+  const link = __all(document, "a").find((a) => a.href.includes("#mutant/") &&
+                                               a.textContent.includes("calc.py"));
+  if (link) link.click();
+  setTimeout(() => {
+    const mutants = {};
+    for (const span of __all(document, "span.mutant[data-mutant-id]")) {
+      mutants[span.dataset.mutantId] = [...span.classList].filter((c) => /^[A-Z]/.test(c));
+    }
+    const pre = document.createElement("pre");
+    pre.id = "probe";
+    pre.textContent = JSON.stringify({errors: __errors, link: !!link, mutants});
+    document.body.appendChild(pre);
+  }, 3000);
+}, 3000);
+</script>"""
+
+
+def _browser() -> str | None:
+    for name in ("chromium", "chromium-browser", "google-chrome", "chrome"):
+        if found := shutil.which(name):
+            return found
+    return None
+
+
+def test_the_html_report_shows_every_mutant_with_its_status_in_a_real_browser(
+    project: Project, cli: Cli
+) -> None:
+    browser = _browser()
+    if browser is None:
+        if os.environ.get("MUTHARNESS_BROWSER_TESTS") == "required":
+            pytest.fail("no Chromium on PATH, and this run requires the browser tests")
+        pytest.skip("no Chromium on PATH (Debian: apt-get install chromium)")
+    here = project.root.parent
+    verify(project, cli, "--report-html", str(here / "run.html"))
+    page = (here / "run.html").read_text("utf-8")
+    assert "<script src" not in page  # one file: nothing is fetched
+    probed = page.replace("<head>\n", "<head>\n" + PROBE_HEAD, 1).replace(
+        "</body>", PROBE_TAIL + "</body>")
+    (here / "probe.html").write_text(probed, "utf-8")
+    command = [browser, "--headless", "--no-sandbox", "--disable-gpu",
+               "--virtual-time-budget=30000", f"--user-data-dir={here / 'profile'}"]
+
+    dumped = subprocess.run([*command, "--dump-dom", (here / "probe.html").as_uri()],
+                            capture_output=True, text=True, timeout=300)
+    shot = subprocess.run([*command, "--window-size=1400,1000",
+                           f"--screenshot={here / 'report.png'}", (here / "run.html").as_uri()],
+                          capture_output=True, text=True, timeout=300)
+
+    found = re.search(r'<pre id="probe">(.*?)</pre>', dumped.stdout, re.S)
+    assert found is not None, dumped.stdout[-2000:] + dumped.stderr[-2000:]
+    probe = json.loads(html.unescape(found[1]))
+    assert probe["errors"] == [] and probe["link"]
+    assert probe["mutants"] == {
+        "bounds#1": ["Killed"], "bounds#2": ["Killed"], "bounds#3": ["Killed"],
+        "calc#1": ["Killed"], "calc#2": ["Survived"], "calc#3": ["Killed"],
+        "calc#4": ["Killed"], "calc#5": ["RuntimeError"]}
+    assert shot.returncode == 0, shot.stderr[-2000:]
+    assert (here / "report.png").read_bytes().startswith(b"\x89PNG")
