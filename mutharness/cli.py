@@ -216,6 +216,10 @@ def _with_reports(command: Command) -> Command:
 @click.option("--config", "config", type=click.Path(path_type=Path, dir_okay=False),
               help="Project config file (TOML) [default: mutharness.toml at the repository "
                    "root, else [tool.mutharness] in pyproject.toml].")
+@click.option("--no-progress", is_flag=True,
+              help="No live status line on a terminal: plain lines only, as in a pipe or CI.")
+@click.option("--color", "force_color", is_flag=True,
+              help="Colour the output even when it is not a terminal or NO_COLOR is set.")
 @_with_reports
 @_with_options
 @_guarded("verifying")
@@ -224,7 +228,7 @@ def verify(
     jobs: int, shard_text: str | None, json_path: Path | None, evidence_dir: Path | None,
     template_dir: Path | None, config: Path | None, junit_path: Path | None,
     summary_path: Path | None, stryker_path: Path | None, html_path: Path | None,
-    **given: Any,
+    no_progress: bool, force_color: bool, **given: Any,
 ) -> None:
     """Run each SPEC's mutations against its tests and report CAUGHT / SURVIVED.
 
@@ -235,7 +239,7 @@ def verify(
     """
     from mutharness.reports.console import Console
 
-    console = Console()
+    console = Console(color=True if force_color else None, progress=not no_progress)
 
     def body() -> int:
         from mutharness.engine import verify as run_verify
@@ -324,7 +328,10 @@ def _run_command(console: Console, body: Callable[[], int], doing: str) -> NoRet
     run): its errors, an interrupt, a second signal, each as one line and its exit code."""
     try:
         _prepare()
-        code = body()
+        try:
+            code = body()
+        finally:
+            console.end_progress()  # never leave a status line under what follows
     except NothingSelected as nothing:
         console.line(nothing.message(), "yellow")
         sys.exit(ExitCode.OK)

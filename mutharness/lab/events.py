@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
 
@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from mutharness.results import MutationResult
     from mutharness.runners.base import RunFacts
     from mutharness.shards import ShardPlan
-    from mutharness.spec import Spec
+    from mutharness.spec import Mutation, Spec
     from mutharness.workspace import SourceRepo
 
 
@@ -35,6 +35,8 @@ class Listener(Protocol):
     def head(self, source: SourceRepo, changes: Sequence[str]) -> None: ...
     def baseline_started(self, spec: Spec) -> None: ...
     def baseline_finished(self, spec: Spec, facts: RunFacts) -> None: ...
+    def planned(self, mutations: Mapping[str, int]) -> None: ...
+    def mutation_started(self, spec: Spec, mutation: Mutation) -> None: ...
     def mutation_finished(self, spec: Spec, result: MutationResult) -> None: ...
     def spec_failed(self, spec: Spec, error: MutharnessError) -> None: ...
     def selected(self, selection: Selection) -> None: ...
@@ -56,6 +58,12 @@ class Silent:
         """Nothing to show."""
 
     def baseline_finished(self, spec: Spec, facts: RunFacts) -> None:
+        """Nothing to show."""
+
+    def planned(self, mutations: Mapping[str, int]) -> None:
+        """Nothing to show."""
+
+    def mutation_started(self, spec: Spec, mutation: Mutation) -> None:
         """Nothing to show."""
 
     def mutation_finished(self, spec: Spec, result: MutationResult) -> None:

@@ -333,6 +333,7 @@ class _Follower:
             shown: list[MutationResult] = []
             self.current = (spec, part, shown)
             for index in indices:
+                self.listener.mutation_started(spec, spec.mutations[index])
                 result = self._mutation(spec, index)
                 if isinstance(result, str):
                     self.listener.spec_failed(spec, RecordedError(result))
@@ -433,6 +434,7 @@ class Parallel:
         listener.head(plan.source, plan.changes)
         if self.sharded is not None:
             listener.sharded(self.sharded)
+        listener.planned({spec: len(indices) for spec, indices in self.wanted.items()})
         for job in self.jobs:
             job_file = self.scratch / f"job-{job.index}.json"
             job_file.write_text(json.dumps(job.document), encoding="utf-8")

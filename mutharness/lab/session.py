@@ -182,6 +182,7 @@ class _SpecRun:
     def step(self, mutation: Mutation) -> MutationResult:
         """Run one mutation against the measured baseline; the results file shows it."""
         assert self.baseline is not None
+        self.lab.listener.mutation_started(self.spec, mutation)
         result = self._mutate(mutation, self.baseline)
         self.done.append(result)
         self.session.save()
@@ -329,17 +330,23 @@ class Session:
         if self.current is not None:
             self._finish(self.current.result())
 
+    def _planned(self) -> list[tuple[Spec, tuple[Mutation, ...]]]:
+        """Each spec this run measures and the mutations it makes of it (a shard measures
+        only the specs it has mutations of; a -j worker's come as it is fed)."""
+        if self.plan.feed is not None:
+            return []
+        assigned = self.plan.only if self.plan.only is not None else (
+            None if self.sharded is None else self.sharded.assigned())
+        planned = [(spec, spec.mutations if assigned is None else tuple(
+            spec.mutations[index] for index in assigned.get(spec.id, ())))
+            for spec in self.plan.specs]
+        return [(spec, mutations) for spec, mutations in planned if mutations]
+
     def _specs(self, lab: Lab) -> None:
         if self.plan.feed is not None:
             self._fed(lab, self.plan.feed)
             return
-        assigned = self.plan.only if self.plan.only is not None else (
-            None if self.sharded is None else self.sharded.assigned())
-        for spec in self.plan.specs:
-            mutations = spec.mutations if assigned is None else tuple(
-                spec.mutations[index] for index in assigned.get(spec.id, ()))
-            if not mutations:  # a shard measures only the specs it has mutations of
-                continue
+        for spec, mutations in self._planned():
             self.doing = f"running spec {spec.id}"
             self.current = _SpecRun(spec, self, lab, mutations)
             result = self.current.run()
@@ -359,6 +366,7 @@ class Session:
             listener.head(plan.source, plan.changes)
             if self.sharded is not None:
                 listener.sharded(self.sharded)
+            listener.planned({spec.id: len(mutations) for spec, mutations in self._planned()})
             self.doing = "building the workspace and probing the runners' tools"
             with opened(plan.source, plan.included, plan.options, plan.specs, listener,
                         environ, temp_dir) as bench:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
-from collections.abc import Sequence
+import threading
+import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -16,10 +19,11 @@ from mutharness.paths import shown
 from mutharness.pins import Pin, PinState
 from mutharness.redfirst import Pairing, RedFirst
 from mutharness.reports.outcome import mismatch
+from mutharness.reports.progress import Progress
 from mutharness.results import MutationResult, RunResult
 from mutharness.runners.base import RunFacts
 from mutharness.shards import ShardPlan
-from mutharness.spec import Spec
+from mutharness.spec import Mutation, Spec
 from mutharness.verdict import Verdict
 
 if TYPE_CHECKING:  # at run time the console needs only click: it reports missing libraries
@@ -31,6 +35,8 @@ if TYPE_CHECKING:  # at run time the console needs only click: it reports missin
 MAX_FAILING_SHOWN = 4
 MAX_INVARIANTS_SHOWN = 20
 NAME_WIDTH = 90
+TICK_S = 1.0  # how often the status line's clock moves
+CLEAR = "\r\x1b[2K"  # back to the line's start, and clear it
 
 
 @dataclass(frozen=True)
@@ -63,6 +69,13 @@ def _shown(path: str) -> str:
         return path
 
 
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
 def _silence(stream: TextIO) -> None:
     """Point a stream that can no longer be written at the null device, so that nothing
     (not even the interpreter's flush at exit) fails on it again."""
@@ -81,26 +94,89 @@ class Console:
     fails raises OutputClosed, which stops the run; later lines to it are dropped. A failing
     standard error is dropped silently: there is nowhere left to say so."""
 
-    def __init__(self) -> None:
+    def __init__(self, color: bool | None = None, progress: bool = False) -> None:
+        """`color`: True forces colour, None gives it to a terminal unless NO_COLOR is set;
+        `progress`: a live status line, when standard output is a terminal."""
         self.glyphs = Glyphs.for_encoding(getattr(sys.stdout, "encoding", None))
         self.closed: set[str] = set()  # "stdout" / "stderr" once a write to it failed
+        self.color = False if color is None and os.environ.get("NO_COLOR") else color
+        self.lock = threading.RLock()  # the status line's ticker writes too
+        self.progress: Progress | None = None
+        self.status = ""  # the status line as drawn ("" when none is)
+        self.ticker: threading.Thread | None = None
+        if progress and _is_terminal(sys.stdout):
+            self.progress = Progress(time.monotonic())
+            self.ticker = threading.Thread(target=self._tick, name="status-line", daemon=True)
+            self.ticker.start()
+
+    def _tick(self) -> None:
+        while self.progress is not None:
+            time.sleep(TICK_S)
+            self.redraw()
+
+    def redraw(self) -> None:
+        """Draw the status line again (the clock moved, or a line was printed above it)."""
+        with self.lock:
+            progress = self.progress
+            if progress is None or "stdout" in self.closed:
+                return
+            width = shutil.get_terminal_size((80, 24)).columns - 1
+            text = progress.line(time.monotonic(), width)
+            try:
+                sys.stdout.write(CLEAR + click.style(text, fg="cyan") if self.color is not False
+                                 else CLEAR + text)
+                sys.stdout.flush()
+                self.status = text
+            except (OSError, ValueError):
+                self.closed.add("stdout")
+
+    def end_progress(self) -> None:
+        """The status line removed for good (before the summary, or on the way out)."""
+        with self.lock:
+            self.progress = None
+            self._clear()
+
+    def _clear(self) -> None:
+        if self.status and "stdout" not in self.closed:
+            try:
+                sys.stdout.write(CLEAR)
+                sys.stdout.flush()
+            except (OSError, ValueError):
+                self.closed.add("stdout")
+            self.status = ""
 
     def line(self, text: str = "", colour: str | None = None, err: bool = False) -> None:
-        """One line, flushed at once (also when stdout is a file or a pipe)."""
+        """One line, flushed at once (also when stdout is a file or a pipe); on a terminal
+        with a status line, printed above it."""
         name = "stderr" if err else "stdout"
         if name in self.closed:
             return
         stream = sys.stderr if err else sys.stdout
-        try:
-            click.secho(shown(text), fg=colour, err=err)
-            stream.flush()
-        except (OSError, ValueError) as error:  # EPIPE, ENOSPC, EBADF; ValueError: closed
-            self.closed.add(name)
-            _silence(stream)
-            if not err:
-                code = error.errno if isinstance(error, OSError) else None
-                strerror = error.strerror if isinstance(error, OSError) else str(error)
-                raise OutputClosed(code, strerror or "closed") from None
+        with self.lock:
+            self._clear()
+            try:
+                click.secho(shown(text), fg=colour, err=err, color=self.color)
+                stream.flush()
+            except (OSError, ValueError) as error:  # EPIPE, ENOSPC, EBADF; ValueError: closed
+                self.closed.add(name)
+                _silence(stream)
+                if not err:
+                    code = error.errno if isinstance(error, OSError) else None
+                    strerror = error.strerror if isinstance(error, OSError) else str(error)
+                    raise OutputClosed(code, strerror or "closed") from None
+            if self.progress is not None:
+                self.redraw()
+
+    def planned(self, mutations: Mapping[str, int]) -> None:
+        """How many mutations of each spec the run makes (the status line's total)."""
+        if self.progress is not None:
+            self.progress.plan(mutations)
+            self.redraw()
+
+    def mutation_started(self, spec: Spec, mutation: Mutation) -> None:
+        if self.progress is not None:
+            self.progress.start(spec, mutation)
+            self.redraw()
 
     def error(self, error: MutharnessError) -> None:
         """A user-facing error on stderr."""
@@ -125,6 +201,8 @@ class Console:
         self.line(f"baseline: {' '.join(spec.tests)}", "bright_black")
 
     def baseline_finished(self, spec: Spec, facts: RunFacts) -> None:
+        if self.progress is not None:
+            self.progress.baseline(spec, facts.duration_s, time.monotonic())
         self.line(
             f"baseline {facts.passed} pass / {facts.failed} fail ({facts.duration_s:.2f} s)",
             "green",
@@ -195,6 +273,8 @@ class Console:
         self.line(record.line(), colour)
 
     def mutation_finished(self, spec: Spec, result: MutationResult) -> None:
+        if self.progress is not None:
+            self.progress.finish(spec, result)
         facts = result.facts
         mark = " " if result.as_expected else self.glyphs.cross
         if result.verdict is Verdict.CAUGHT:
@@ -224,6 +304,7 @@ class Console:
 
     def summary(self, run: RunResult, results_path: str) -> None:
         """The closing lines: all as expected, the unexpected ones, or why there is no verdict."""
+        self.end_progress()
         results_path = _shown(results_path)
         results = run.mutation_results
         code = run.exit_code()

@@ -295,6 +295,8 @@ class Recorder:
         self.results: list[Any] = []
         self.phases: list[str] = []  # engine.Phase transitions, kept apart from `events`
         self.notes: list[str] = []  # what the runners told the user (a warm runner fall-back)
+        self.planned_mutations: dict[str, int] = {}  # what the run said it would make
+        self.started: list[str] = []  # each mutation as it started
 
     def phase(self, phase: Any) -> None:
         self.phases.append(str(phase))
@@ -307,6 +309,12 @@ class Recorder:
 
     def baseline_finished(self, spec: Any, facts: Any) -> None:
         self.events.append(f"baseline ok {spec.id}")
+
+    def planned(self, mutations: Any) -> None:
+        self.planned_mutations = dict(mutations)
+
+    def mutation_started(self, spec: Any, mutation: Any) -> None:
+        self.started.append(f"{spec.id} {mutation.index}")
 
     def mutation_finished(self, spec: Any, result: Any) -> None:
         self.events.append(f"mutation {result.mutation.index}")
