@@ -100,6 +100,28 @@ def test_a_spec_is_verified_with_evidence_that_render_and_evidence_check_agree_o
     assert fresh.code == 0, fresh.out + fresh.err
 
 
+def test_j2_feeds_its_workers_and_writes_the_results_of_j1(
+    make_project: MakeProject, cli: Cli, tmp_path: Path
+) -> None:
+    from conftest import BOUNDS
+
+    from mutharness.results import from_json, to_json
+
+    project = make_project()
+    project.spec("bounds", BOUNDS)
+    project.commit("two specs")
+
+    runs = {jobs: cli(project.root, "verify", "specs", "-j", jobs, "--json",
+                      str(tmp_path / f"j{jobs}.json")) for jobs in ("1", "2")}
+
+    for done in runs.values():
+        assert done.code == 0, done.out + done.err
+    one, two = (to_json(from_json(json.loads((tmp_path / f"j{j}.json").read_text("utf-8"))),
+                        timings=False) for j in ("1", "2"))
+    assert two == one
+    assert git(project.root, "status", "--porcelain") == ""
+
+
 def test_a_crlf_checkout_is_verified_with_its_multi_line_anchor_matched_across_crlf(
     make_project: MakeProject, cli: Cli, git_home: Path, tmp_path: Path
 ) -> None:
