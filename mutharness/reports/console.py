@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import sys
@@ -69,6 +70,19 @@ def _shown(path: str) -> str:
         return path
 
 
+def _terminal_sequences() -> bool:
+    """Whether the terminal obeys the status line's control sequences: everywhere but a
+    Windows console, where colorama (click's dependency there) turns them on."""
+    if sys.platform != "win32":
+        return True
+    try:
+        colorama = importlib.import_module("colorama")
+        colorama.just_fix_windows_console()
+    except (ImportError, AttributeError):  # no colorama, or one older than 0.4.6
+        return False
+    return True
+
+
 def _is_terminal(stream: TextIO) -> bool:
     try:
         return stream.isatty()
@@ -104,7 +118,7 @@ class Console:
         self.progress: Progress | None = None
         self.status = ""  # the status line as drawn ("" when none is)
         self.ticker: threading.Thread | None = None
-        if progress and _is_terminal(sys.stdout):
+        if progress and _is_terminal(sys.stdout) and _terminal_sequences():
             self.progress = Progress(time.monotonic())
             self.ticker = threading.Thread(target=self._tick, name="status-line", daemon=True)
             self.ticker.start()

@@ -165,13 +165,23 @@ def test_merge_writes_the_reports_of_the_whole_run(project: Project, cli: Cli) -
     verify(project, cli)
 
     merged = cli(here, "merge", "shard-1.json", "shard-2.json", "--json", "merged.json",
-                 "--junit", "merged.xml", "--summary", "merged.md")
+                 "--junit", "merged.xml", "--summary", "merged.md", "--report-stryker",
+                 "merged.stryker.json")
+    whole = cli(here, "render", "run.json", "--report-stryker", "run.stryker.json")
 
     assert merged.code == 2, merged.out + merged.err
+    assert whole.code == 0, whole.out + whole.err
     timeless = re.compile(r' time="[0-9.]+"')
     assert timeless.sub("", (here / "merged.xml").read_text("utf-8")) == \
         timeless.sub("", (here / "run.xml").read_text("utf-8"))
     assert (here / "merged.md").read_text("utf-8") == (here / "run.md").read_text("utf-8")
+    reports = [json.loads((here / name).read_text("utf-8"))
+               for name in ("merged.stryker.json", "run.stryker.json")]
+    for report in reports:
+        for entry in report["files"].values():
+            for mutant in entry["mutants"]:
+                del mutant["duration"]
+    assert reports[0] == reports[1]
 
 
 def test_a_big_run_s_summary_stays_far_under_github_s_limit_and_its_junit_parses(
