@@ -91,6 +91,11 @@ ROWS: tuple[Row, ...] = (
     Row("verdicts", "the project's own -x / --maxfail", "mutation runs are not cut short",
         "CAUGHT, not UNTRUSTWORTHY",
         H + "test_runner.py::test_the_projects_own_exitfirst_option_does_not_cut_mutation_runs_short"),
+    Row("verdicts", "a mutant failing 124 tests (six 1.16.0: `PY34 = False`), on a loaded "
+        "machine", "CAUGHT, in about the baseline's time",
+        "was TIMEOUT (16.6 s, then over the 20 s limit, against a 2.56 s baseline); with "
+        "`--tb=line` in mutant runs the same pytest run takes 1.20 s instead of 7.89 s (idle)",
+        H + "test_runner.py::test_a_mutant_s_failures_are_reported_one_line_each_and_every_other_run_as_configured"),
     Row("verdicts", "pytest-randomly installed", "order fixed (disabled)",
         "order-dependent tests pass; a control shows the plugin reorders",
         H + "test_runner.py::test_the_child_runs_in_file_order_with_no_injected_variables_and_its_output_in_a_file"),
