@@ -74,6 +74,7 @@ class _Worker:
         self.feed = Feed(job.feed)
         self.seen: RunResult | None = None
         self.stamp: tuple[int, int, int] | None = None
+        self.reads = 0  # how many times its results were read (each a new version)
 
     @property
     def name(self) -> str:
@@ -90,6 +91,7 @@ class _Worker:
             try:
                 self.seen = read_results(self.job.results)
                 self.stamp = stamp
+                self.reads += 1
             except ResultsError:  # not written yet: read it again next time
                 return
 
@@ -107,7 +109,7 @@ class _Worker:
         """Why this worker ended without the results asked of it."""
         seen = self.seen
         if seen is not None and seen.error is not None:
-            return f"worker {self.job}: {seen.error.message()}"
+            return f"{self.name}: {seen.error.message()}"
         status = self.process.poll()
         how = (f"was killed by signal {-status} ({_signal_name(-status)})"
                if status is not None and status < 0 else f"exited with status {status}")
@@ -115,7 +117,7 @@ class _Worker:
             said = self.process.log_path.read_text(encoding="utf-8", errors="replace").strip()
         except OSError:
             said = ""
-        return (f"worker {self.job} {how} before its results were complete; its output: "
+        return (f"{self.name} {how} before its results were complete; its output: "
                 + (said[-LOG_TAIL_CHARS:] if said else "(none)"))
 
 
@@ -141,6 +143,7 @@ class _Dispatch:
         self.owners: dict[Item, _Worker] = {}
         self.given: dict[str, dict[str, set[int]]] = {w.name: {} for w in workers}
         self.ended: set[int] = set()  # the workers told that nothing more comes
+        self.taken: dict[int, int] = {}  # per worker, the version of its results taken in
 
     def holders(self, spec_id: str) -> list[_Worker]:
         return [w for w in self.workers if spec_id in self.given[w.name]]
@@ -149,7 +152,9 @@ class _Dispatch:
         """Take in what the workers finished; hand the idle ones their next mutation."""
         schedule = self.schedule
         for number, worker in enumerate(self.workers):
-            for item in list(schedule.outstanding[number]):
+            fresh = self.taken.get(number) != worker.reads  # new results since the last look
+            self.taken[number] = worker.reads
+            for item in list(schedule.outstanding[number]) if fresh else []:
                 part = worker.part(item.spec)
                 if part is None:
                     continue

@@ -44,13 +44,10 @@ class Reports:
         report is rendered before the first is written, so a report that cannot be made
         (results older than it) writes none."""
         rendered = [(path, render(run)) for path, render in self._asked() if path is not None]
-        written = []
         for path, text in rendered:
-            if path is not None:
-                path.absolute().parent.mkdir(parents=True, exist_ok=True)
-                write_atomic(path, text.encode("utf-8"))
-                written.append(path)
-        return tuple(written)
+            path.absolute().parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, text.encode("utf-8"))
+        return tuple(path for path, _ in rendered)
 
 
 @dataclass(frozen=True)

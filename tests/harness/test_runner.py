@@ -307,16 +307,23 @@ def test_same_length_mutations_back_to_back_each_run_their_own_code(
     assert int(run.exit_code()) == 0
 
 
-def test_the_projects_own_exitfirst_option_does_not_cut_mutation_runs_short(
-    make_project: ProjectFactory, verify_here: Verify
-) -> None:
+def clamp_returns_nothing(make_project: ProjectFactory, addopts: str) -> Project:
+    """The calc project with one mutation every clamp test catches, and the project's own
+    pytest `addopts`."""
     project = make_project(spec=default_spec(mutations=[
         {"name": "clamp returns nothing", "file": "src/calc.py",
          "anchor": "def clamp(value, low, high):\n",
          "replacement": "def clamp(value, low, high):\n    return None\n"},
     ]))
     project.write("pyproject.toml", '[tool.pytest.ini_options]\npythonpath = ["src"]\n'
-                  'addopts = "-x"\n')
+                  f'addopts = "{addopts}"\n')
+    return project
+
+
+def test_the_projects_own_exitfirst_option_does_not_cut_mutation_runs_short(
+    make_project: ProjectFactory, verify_here: Verify
+) -> None:
+    project = clamp_returns_nothing(make_project, "-x")
     project.commit("stop at the first failure")
 
     run, recorder = verify_here(project)
@@ -342,13 +349,7 @@ def test_a_mutant_s_failures_are_reported_one_line_each_and_every_other_run_as_c
     make_project: ProjectFactory, runner: str
 ) -> None:
     # formatting tracebacks was 7.4 s of a 7.9 s mutant run that failed 124 tests (six 1.16.0)
-    project = make_project(spec=default_spec(mutations=[
-        {"name": "clamp returns nothing", "file": "src/calc.py",
-         "anchor": "def clamp(value, low, high):\n",
-         "replacement": "def clamp(value, low, high):\n    return None\n"},
-    ]))
-    project.write("pyproject.toml", '[tool.pytest.ini_options]\npythonpath = ["src"]\n'
-                  'addopts = "--tb=long"\n')
+    project = clamp_returns_nothing(make_project, "--tb=long")
     project.write("tests/conftest.py", STYLE_RECORDING)
     project.commit("long tracebacks; every run's style logged")
     log = project.root.parent / "styles.log"
