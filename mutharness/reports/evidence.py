@@ -204,7 +204,10 @@ def spec_facts(run: RunResult, spec_id: str) -> str:
     del facts["notes"]  # how the run went (a runner's fall-back) differs by machine, no verdict
     for spec in facts["specs"]:
         del spec["sources"]  # the targets' texts: their digests are in depends_on
-    facts["tool"].pop("ci", None)  # where it ran (a CI or a laptop) decides no verdict
+    facts["tool"] = {  # where it ran (a CI or a laptop), where the interpreters live and the
+        key: value for key, value in facts["tool"].items()  # name they were invoked by
+        if key != "ci" and not key.endswith("_executable")  # decide no verdict
+    }
     return json.dumps(_machine_free(facts), indent=1, ensure_ascii=False,
                       sort_keys=True) + "\n"
 

@@ -8,6 +8,7 @@ import os
 import re
 import signal
 import stat
+import subprocess
 import sys
 from collections.abc import Callable
 from importlib import resources
@@ -98,8 +99,9 @@ def results(**spec_overrides: Any) -> dict[str, Any]:
         ],
         "baseline": {
             **facts(4, 0, [], duration_s=0.92, timeout_s=900.0),
-            "tests": [{"nodeid": f"tests/test_calc.py::test_{n}", "outcome": "passed",
-                       "duration_s": 0.0003} for n in range(4)],
+            "tests": [{"nodeid": f"tests/test_calc.py::test_{name}", "outcome": "passed",
+                       "duration_s": 0.0003}
+                      for name in ("clamp_below", "clamp_above", "clamp_inside", "adult")],
         },
         "skipped": [],
         "mutations": [
@@ -702,3 +704,26 @@ def test_render_into_a_directory_that_cannot_be_created_exits_2_without_a_traceb
     assert done.code == 2, done.out + done.err
     assert "Traceback" not in done.err
     assert "a-file" in done.err
+
+
+def test_evidence_facts_do_not_change_with_the_name_the_same_interpreter_was_invoked_by(
+    make_project: Callable[..., Project], tmp_path: Path
+) -> None:
+    project = make_project()
+    other = Path(sys.executable).with_name("python3")
+    if not other.exists() or other.resolve() != Path(sys.executable).resolve():
+        other = tmp_path / "bin" / "python3"  # a venv's interpreter by another name
+        other.parent.mkdir()
+        (tmp_path / "pyvenv.cfg").write_bytes(
+            (Path(sys.prefix) / "pyvenv.cfg").read_bytes())
+        other.symlink_to(Path(sys.executable).resolve())
+    facts = []
+    for python in (sys.executable, str(other)):
+        out = tmp_path / f"evidence-{Path(python).name}"
+        done = subprocess.run([python, "-m", "mutharness", "verify", "specs", "--json",
+                               str(tmp_path / "run.json"), "--evidence", str(out)],
+                              cwd=project.root, capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stdout + done.stderr
+        facts.append((out / "calc.json").read_bytes())
+
+    assert facts[0] == facts[1]
