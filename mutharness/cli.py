@@ -31,6 +31,7 @@ from mutharness.options import OPTIONS, Kind, Option
 from mutharness.signals import exit_status, interrupts
 
 if TYPE_CHECKING:
+    from mutharness.rederive import Tree
     from mutharness.reports.console import Console
     from mutharness.reports.outputs import Reports
     from mutharness.results import RunResult
@@ -105,6 +106,24 @@ def _open_repository() -> tuple[SourceRepo, Console]:
     start = Path.cwd().resolve()
     git_info = configure_git(os.environ.get("PATH", os.defpath), refuse=enclosing_worktrees(start))
     return open_source(start, git_info), Console()
+
+
+def _tree(source: SourceRepo, commit: str, dirty: tuple[str, ...],
+          working: bool = False) -> Tree:
+    """`commit`'s bytes of each path (the working tree's for the paths a dirty run took from
+    it, or for every path when `working`), never read through a link."""
+    from mutharness.rederive import TreeBytes
+    from mutharness.workspace import status_paths
+
+    taken = set(status_paths(dirty))
+
+    def read(path: str) -> bytes | None:
+        if not working and path not in taken:
+            return source.bytes_at(commit, path)
+        file = source.root.joinpath(*path.split("/"))
+        return None if file.is_symlink() or not file.is_file() else file.read_bytes()
+
+    return TreeBytes(commit, read)
 
 
 def _fail(error: MutharnessError, console: Console | None = None) -> NoReturn:
@@ -496,10 +515,11 @@ def render(results: Path, out_dir: Path | None, template_dir: Path | None,
            junit_path: Path | None, summary_path: Path | None, stryker_path: Path | None,
            html_path: Path | None) -> None:
     """Re-render evidence (and reports) from a saved RESULTS file; never reruns tests."""
+    from mutharness.rederive import run_problems
     from mutharness.reports.console import Console
     from mutharness.reports.evidence import results_problem, write_evidence
     from mutharness.reports.outputs import Reports
-    from mutharness.results import read_results
+    from mutharness.results import ResultsError, read_results
 
     console = Console()
     reports = Reports(junit_path, summary_path, stryker_path, html_path)
@@ -507,6 +527,10 @@ def render(results: Path, out_dir: Path | None, template_dir: Path | None,
         out_dir = Path("evidence")
     try:
         document = read_results(results)
+        forged = run_problems(document)  # nothing reported is taken from a stored verdict
+        if forged:
+            raise ResultsError(str(results), "its records are not what their facts give:\n  "
+                               + "\n  ".join(forged))
         problem = results_problem(document)  # evidence is of whole runs; reports say any run
         if problem is not None and out_dir is not None:
             raise EnvironmentProblem(f"{results} is not a mutharness results file: {problem}")
@@ -530,17 +554,22 @@ def render(results: Path, out_dir: Path | None, template_dir: Path | None,
               help="Also render Markdown evidence into this directory.")
 @click.option("--template-dir", type=click.Path(path_type=Path, file_okay=False, exists=True),
               help="Templates that override the packaged ones (spec.md.j2, index.md.j2).")
+@click.option("--commit", "commit_rev", metavar="REV",
+              help="The commit the shards ran at, when it is not HEAD (never with --evidence: "
+                   "evidence is written only of the tree it goes into).")
 @_with_reports
 @_guarded("merging the shards' results")
 def merge_command(
     shards: tuple[Path, ...], json_path: Path, evidence_dir: Path | None,
-    template_dir: Path | None, junit_path: Path | None, summary_path: Path | None,
-    stryker_path: Path | None, html_path: Path | None,
+    template_dir: Path | None, commit_rev: str | None, junit_path: Path | None,
+    summary_path: Path | None, stryker_path: Path | None, html_path: Path | None,
 ) -> None:
     """Join the results files of every shard of one run (`verify --shard K/N`) into one
     results file (and evidence), after checking that they cover every mutation exactly once,
-    at one commit, with the same specs, settings and baseline tests. Exits as verify would
-    have for the whole run."""
+    at one commit, with the same specs, settings and baseline tests, that every verdict is
+    what its recorded facts give, and that they are a run of this checkout (HEAD, or the
+    commit --commit names: its spec bytes and the files the verdicts depend on). Exits as
+    verify would have for the whole run."""
     from mutharness.merge import merge
     from mutharness.reports.console import Console
     from mutharness.reports.outputs import Reports
@@ -548,7 +577,13 @@ def merge_command(
 
     console = Console()
     try:
-        run = merge([(str(path), read_results(path)) for path in shards])
+        source, console = _open_repository()
+        read = [(str(path), read_results(path)) for path in shards]
+        dirty = read[0][1].dirty_changes if read else ()
+        commit = source.head if commit_rev is None else source.base_commit(commit_rev)
+        run = merge(read, _tree(source, commit, dirty))
+        if evidence_dir is not None:  # evidence only of the tree it goes into
+            merge(read, _tree(source, source.head, dirty, working=True))
         json_path.absolute().parent.mkdir(parents=True, exist_ok=True)
         run = replace(run, results_path=str(json_path))
         write_results(run, json_path)

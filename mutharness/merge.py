@@ -2,7 +2,9 @@
 
 The shards must be of one run (the same commit, plan, settings, command, tools and
 uncommitted changes), each shard exactly once, every mutation of the plan exactly once, and a
-spec measured by several shards must have run the same tests on the same bytes.
+spec measured by several shards must have run the same tests on the same bytes. Nothing is
+trusted: each record is re-derived from its facts (`rederive.run_problems`) and each shard
+checked against the tree it is merged into (`rederive.against_tree`).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from mutharness.errors import MergeError
+from mutharness.rederive import Tree, against_tree, run_problems
 from mutharness.results import RunResult, SpecResult
 from mutharness.runners.base import RunFacts
 from mutharness.shards import Planned, ShardPlan
@@ -151,9 +154,9 @@ def joined(spec_id: str, parts: list[tuple[str, SpecResult]], problems: list[str
     )
 
 
-def merge(named: Sequence[tuple[str, RunResult]]) -> RunResult:
-    """The one run that `named` (file name, shard's results) are the shards of; raises
-    MergeError with every problem found when they are not exactly that."""
+def merge(named: Sequence[tuple[str, RunResult]], tree: Tree) -> RunResult:
+    """The one run of `tree` that `named` (file name, shard's results) are the shards of;
+    raises MergeError with every problem found when they are not exactly that."""
     if not named:
         raise MergeError(("no shard's results were given",))
     problems = _of_one_run(named)
@@ -161,7 +164,10 @@ def merge(named: Sequence[tuple[str, RunResult]]) -> RunResult:
         raise MergeError(tuple(problems))
     first = named[0][1]
     assert first.shard is not None
-    problems = [*_each_shard_once(named, first.shard.shard.count),
+    problems = [*dict.fromkeys(problem for name, run in named
+                               for problem in against_tree(name, run, tree)),
+                *(f"{name}: {problem}" for name, run in named for problem in run_problems(run)),
+                *_each_shard_once(named, first.shard.shard.count),
                 *_coverage(named, first.shard)]
     specs = []
     for planned in first.shard.plan:

@@ -27,6 +27,11 @@ def project(make_project: ProjectFactory) -> Project:
     return made
 
 
+def out_of(project: Project) -> tuple[str, str]:
+    """Where the merged results go: beside the repository, never into it."""
+    return "--json", str(project.root.parent / "out.json")
+
+
 def shard(project: Project, cli: Cli, k: int, n: int) -> Path:
     out = project.root.parent / f"shard-{k}-of-{n}.json"
     done = cli(project.root, "verify", "specs", "--shard", f"{k}/{n}", "--json", str(out))
@@ -65,7 +70,7 @@ def test_two_merged_shards_give_the_results_and_evidence_of_one_unsharded_run(
     shards = [shard(project, cli, 2, 2), shard(project, cli, 1, 2)]  # any order
 
     merged_json = project.root.parent / "merged.json"
-    done = cli(project.root.parent, "merge", *map(str, shards), "--json", str(merged_json),
+    done = cli(project.root, "merge", *map(str, shards), "--json", str(merged_json),
                "--evidence", str(project.root.parent / "merged"))
 
     assert done.code == 0, done.out + done.err
@@ -83,7 +88,7 @@ def test_two_merged_shards_give_the_results_and_evidence_of_one_unsharded_run(
 def test_a_missing_shard_is_refused_naming_its_mutations(project: Project, cli: Cli) -> None:
     first = shard(project, cli, 1, 2)
 
-    done = cli(project.root.parent, "merge", str(first), "--json", "out.json")
+    done = cli(project.root, "merge", str(first), *out_of(project))
 
     assert done.code == 2
     assert "shard 2/2 is missing" in done.err
@@ -98,8 +103,8 @@ def test_a_shard_given_twice_is_refused_naming_both_files(project: Project, cli:
     again = project.root.parent / "again.json"
     again.write_bytes(first.read_bytes())
 
-    done = cli(project.root.parent, "merge", str(first), str(second), str(again),
-               "--json", "out.json")
+    done = cli(project.root, "merge", str(first), str(second), str(again),
+               *out_of(project))
 
     assert done.code == 2
     assert f"shard 1/2 is given twice: {first} and {again}" in done.err
@@ -114,14 +119,14 @@ def test_shards_of_different_commits_or_spec_bytes_are_refused(
     head = git(project.root, "rev-parse", "HEAD").strip()
     edit(second, lambda d: d.update(commit="0" * 40))
 
-    done = cli(project.root.parent, "merge", str(first), str(second), "--json", "out.json")
+    done = cli(project.root, "merge", str(first), str(second), *out_of(project))
 
     assert done.code == 2
     assert f"{second} is at commit {'0' * 40}, {first} at {head}" in done.err
 
     edit(second, lambda d: d.update(commit=head))
     edit(second, lambda d: d["shard"]["plan"][0].update(sha256="f" * 64))
-    done = cli(project.root.parent, "merge", str(first), str(second), "--json", "out.json")
+    done = cli(project.root, "merge", str(first), str(second), *out_of(project))
     assert done.code == 2
     assert f"{second} plans another run than {first}" in done.err
 
@@ -135,7 +140,7 @@ def test_shards_whose_baselines_ran_other_tests_are_refused(project: Project, cl
         bounds["baseline"]["tests"].pop()
 
     edit(second, drop_a_test)
-    done = cli(project.root.parent, "merge", str(first), str(second), "--json", "out.json")
+    done = cli(project.root, "merge", str(first), str(second), *out_of(project))
 
     assert done.code == 2
     assert f"bounds: the baseline in {second} ran other tests than in {first}" in done.err
@@ -146,7 +151,7 @@ def test_a_results_file_that_is_not_a_shard_is_refused(project: Project, cli: Cl
     assert whole.code == 0, whole.out + whole.err
     results = project.root / ".mutharness" / "results.json"
 
-    done = cli(project.root.parent, "merge", str(results), "--json", "out.json")
+    done = cli(project.root, "merge", str(results), *out_of(project))
 
     assert done.code == 2
     assert f"{results} is not a shard's results (verify --shard k/n writes those)" in done.err
@@ -191,11 +196,11 @@ def test_shards_run_by_other_tools_are_refused_naming_them_but_not_where_python_
     first = shard(project, cli, 1, 2)
     second = shard(project, cli, 2, 2)
     edit(second, lambda d: d["tool"].update(python_executable="/elsewhere/bin/python"))
-    assert cli(project.root.parent, "merge", str(first), str(second),
-               "--json", "out.json").code == 0
+    assert cli(project.root, "merge", str(first), str(second),
+               *out_of(project)).code == 0
 
     edit(second, lambda d: d["tool"].update(pytest="7.4.4"))
-    done = cli(project.root.parent, "merge", str(first), str(second), "--json", "out.json")
+    done = cli(project.root, "merge", str(first), str(second), *out_of(project))
     assert done.code == 2
     pytest_version = json.loads(first.read_text("utf-8"))["tool"]["pytest"]
     assert f"{second} was run with other tools than {first}: pytest 7.4.4 vs " \
@@ -207,7 +212,7 @@ def test_shards_run_with_other_settings_are_refused(project: Project, cli: Cli) 
     second = shard(project, cli, 2, 2)
     edit(second, lambda d: d["settings"].update(changed={"timeout-floor": 99}))
 
-    done = cli(project.root.parent, "merge", str(first), str(second), "--json", "out.json")
+    done = cli(project.root, "merge", str(first), str(second), *out_of(project))
 
     assert done.code == 2
     assert f"{second} was run with other settings than {first}" in done.err
@@ -220,7 +225,7 @@ def test_shards_whose_specs_were_named_in_another_order_still_merge(
     second = shard(project, cli, 2, 2)
     edit(second, lambda d: d["shard"]["plan"].reverse())  # the specs named the other way
 
-    done = cli(project.root.parent, "merge", str(first), str(second), "--json", "out.json")
+    done = cli(project.root, "merge", str(first), str(second), *out_of(project))
 
     assert done.code == 0, done.out + done.err
     assert list(names(project.root.parent / "out.json")) == ["bounds", "calc"]  # the first's order

@@ -86,7 +86,7 @@ def test_a_shard_run_with_j2_is_that_shard_run_with_j1_and_merges_with_the_other
                          env=env_logging(project, f"j{jobs}.log"))
     first = cli(project.root, "verify", "specs", "--shard", "1/2", "--json",
                 str(here / "first.json"), env=env_logging(project, "first.log"))
-    merged = cli(here, "merge", str(here / "first.json"), str(here / "j2.json"), "--json",
+    merged = cli(project.root, "merge", str(here / "first.json"), str(here / "j2.json"), "--json",
                  str(here / "merged.json"))
     whole = cli(project.root, "verify", "specs", "--json", str(here / "whole.json"),
                 env=env_logging(project, "whole.log"))

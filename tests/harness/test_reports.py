@@ -164,9 +164,10 @@ def test_merge_writes_the_reports_of_the_whole_run(project: Project, cli: Cli) -
         assert done.code in (0, 1, 2), done.out + done.err
     verify(project, cli)
 
-    merged = cli(here, "merge", "shard-1.json", "shard-2.json", "--json", "merged.json",
-                 "--junit", "merged.xml", "--summary", "merged.md", "--report-stryker",
-                 "merged.stryker.json")
+    merged = cli(project.root, "merge", *(str(here / name) for name in (
+                 "shard-1.json", "shard-2.json")), "--json", str(here / "merged.json"),
+                 "--junit", str(here / "merged.xml"), "--summary", str(here / "merged.md"),
+                 "--report-stryker", str(here / "merged.stryker.json"))
     whole = cli(here, "render", "run.json", "--report-stryker", "run.stryker.json")
 
     assert merged.code == 2, merged.out + merged.err

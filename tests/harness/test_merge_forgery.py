@@ -1,0 +1,236 @@
+"""`merge` and `render` re-derive what they report: edited, swapped or foreign results refused."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import Completed, Project, default_spec, git
+
+ProjectFactory = Callable[..., Project]
+Cli = Callable[..., Completed]
+
+
+@pytest.fixture
+def project(make_project: ProjectFactory) -> Project:
+    """calc with an undocumented survivor: the whole run exits 1 (one unexpected result)."""
+    spec = default_spec()
+    del spec["mutations"][1]["expectCaught"]  # `>= 17` survives, but is expected caught
+    return make_project(spec=spec)
+
+
+def shards(project: Project, cli: Cli) -> tuple[Path, Path]:
+    made = []
+    for k in (1, 2):
+        out = project.root.parent / f"shard-{k}.json"
+        done = cli(project.root, "verify", "specs", "--shard", f"{k}/2", "--json", str(out))
+        assert done.code in (0, 1), done.out + done.err
+        made.append(out)
+    return made[0], made[1]
+
+
+def edit(path: Path, change: Callable[[dict[str, Any]], None]) -> Path:
+    document = json.loads(path.read_text("utf-8"))
+    change(document)
+    path.write_text(json.dumps(document), "utf-8")
+    return path
+
+
+def survivor(document: dict[str, Any]) -> dict[str, Any]:
+    """The record of the undocumented survivor (calc #2), wherever its shard put it."""
+    found = [m for s in document["specs"] for m in s["mutations"] if m["index"] == 1]
+    assert len(found) == 1
+    return found[0]
+
+
+def holding_survivor(first: Path, second: Path) -> Path:
+    for path in (first, second):
+        if any(m["index"] == 1 for s in json.loads(path.read_text("utf-8"))["specs"]
+               for m in s["mutations"]):
+            return path
+    raise AssertionError("no shard ran calc #2")
+
+
+def merge(project: Project, cli: Cli, *paths: Path, extra: tuple[str, ...] = ()) -> Completed:
+    out = project.root.parent / "merged.json"
+    out.unlink(missing_ok=True)
+    return cli(project.root, "merge", *map(str, paths), "--json", str(out), *extra)
+
+
+def test_honest_shards_of_an_unexpected_result_merge_and_exit_1(
+    project: Project, cli: Cli
+) -> None:
+    first, second = shards(project, cli)
+
+    done = merge(project, cli, first, second)
+
+    assert done.code == 1, done.out + done.err
+    assert (project.root.parent / "merged.json").exists()
+
+
+def test_a_survivor_edited_into_a_caught_verdict_is_refused_naming_it(
+    project: Project, cli: Cli
+) -> None:
+    first, second = shards(project, cli)
+
+    def forge(document: dict[str, Any]) -> None:
+        survivor(document).update(verdict="CAUGHT", as_expected=True)
+
+    edit(holding_survivor(first, second), forge)
+    done = merge(project, cli, first, second)
+
+    assert done.code == 2
+    assert "calc #2" in done.err and "SURVIVED" in done.err
+    assert not (project.root.parent / "merged.json").exists()
+
+
+def test_an_expectation_flag_edited_alone_is_refused(project: Project, cli: Cli) -> None:
+    first, second = shards(project, cli)
+    edit(holding_survivor(first, second), lambda d: survivor(d).update(as_expected=True))
+
+    done = merge(project, cli, first, second)
+
+    assert done.code == 2
+    assert "calc #2" in done.err
+    assert not (project.root.parent / "merged.json").exists()
+
+
+def test_an_expectation_edited_in_the_record_and_its_declaration_is_refused_by_the_checkout(
+    project: Project, cli: Cli
+) -> None:
+    first, second = shards(project, cli)
+
+    def forge(document: dict[str, Any]) -> None:
+        for spec in document["specs"]:
+            spec["declared"][1]["expect_caught"] = False
+            for record in spec["mutations"]:
+                if record["index"] == 1:
+                    record.update(expect_caught=False, as_expected=True)
+
+    for path in (first, second):
+        edit(path, forge)
+    done = merge(project, cli, first, second)
+
+    assert done.code == 2
+    assert "specs/calc.json" in done.err
+    assert not (project.root.parent / "merged.json").exists()
+
+
+def test_swapped_records_are_refused_though_their_indices_are_in_place(
+    make_project: ProjectFactory, cli: Cli
+) -> None:
+    project = make_project()  # calc: #1 caught, #2 a documented survivor; one shard runs both
+    out = project.root.parent / "whole.json"
+    assert cli(project.root, "verify", "specs", "--shard", "1/1", "--json", str(out)).code == 0
+
+    def swap(document: dict[str, Any]) -> None:
+        one, two = document["specs"][0]["mutations"]
+        for key in ("verdict", "as_expected", "facts", "diff", "line", "end_line"):
+            one[key], two[key] = two[key], one[key]
+
+    edit(out, swap)
+    done = merge(project, cli, out)
+
+    assert done.code == 2
+    assert "calc #1" in done.err or "calc #2" in done.err
+    assert not (project.root.parent / "merged.json").exists()
+
+
+def test_a_baseline_edited_off_its_pinned_count_is_refused(project: Project, cli: Cli) -> None:
+    first, second = shards(project, cli)
+
+    def forge(document: dict[str, Any]) -> None:
+        for spec in document["specs"]:
+            if spec["mutations"]:
+                spec["baseline"]["tests"].pop()
+
+    for path in (first, second):  # every shard alike: no shard disagrees with another
+        edit(path, forge)
+    done = merge(project, cli, first, second)
+
+    assert done.code == 2
+    assert "its baseline is not one verdicts can rest on" in done.err
+    assert not (project.root.parent / "merged.json").exists()
+
+
+def test_shards_of_another_repository_are_refused(
+    project: Project, make_project: ProjectFactory, cli: Cli
+) -> None:
+    first, second = shards(project, cli)
+    other = make_project("other")
+
+    done = cli(other.root, "merge", str(first), str(second), "--json",
+               str(other.root.parent / "merged.json"))
+
+    assert done.code == 2
+    assert "commit" in done.err
+    assert not (other.root.parent / "merged.json").exists()
+
+
+def test_shards_of_an_older_commit_merge_only_when_it_is_named_and_never_into_evidence(
+    project: Project, cli: Cli
+) -> None:
+    first, second = shards(project, cli)
+    measured = git(project.root, "rev-parse", "HEAD").strip()
+    project.write("README.md", "a later commit\n")
+    project.commit("later")
+
+    assert merge(project, cli, first, second).code == 2
+    done = merge(project, cli, first, second, extra=("--commit", measured))
+    assert done.code == 1, done.out + done.err
+    evidence = project.root.parent / "evidence"
+    done = merge(project, cli, first, second,
+                 extra=("--commit", measured, "--evidence", str(evidence)))
+    assert done.code == 2
+    assert not evidence.exists()
+
+
+def test_shards_whose_target_changed_at_the_named_commit_are_refused(
+    project: Project, cli: Cli
+) -> None:
+    first, second = shards(project, cli)
+    project.write("src/calc.py", (project.root / "src/calc.py").read_text("utf-8") + "\n# x\n")
+    project.commit("the target changed")
+    for path in (first, second):  # as if measured here: only the target's bytes differ
+        head = git(project.root, "rev-parse", "HEAD").strip()
+        edit(path, lambda d, head=head: d.update(commit=head))
+
+    done = merge(project, cli, first, second)
+
+    assert done.code == 2
+    assert "src/calc.py" in done.err
+
+
+def test_render_refuses_a_results_file_whose_verdict_was_edited_and_writes_nothing(
+    project: Project, cli: Cli
+) -> None:
+    results = project.root.parent / "run.json"
+    assert cli(project.root, "verify", "specs", "--json", str(results)).code == 1
+    edit(results, lambda d: survivor(d).update(verdict="CAUGHT", as_expected=True))
+    junit = project.root.parent / "junit.xml"
+
+    done = cli(project.root, "render", str(results), "--junit", str(junit))
+
+    assert done.code == 2
+    assert "calc #2" in done.err
+    assert not junit.exists()
+
+
+def test_shards_run_with_first_failure_merge_and_lose_that_right_when_their_settings_lose_it(
+    make_project: ProjectFactory, cli: Cli
+) -> None:
+    project = make_project()
+    out = project.root.parent / "whole.json"
+    done = cli(project.root, "verify", "specs", "--first-failure", "--shard", "1/1",
+               "--json", str(out))
+    assert done.code == 0, done.out + done.err
+    assert any(m["first_failure"] for s in json.loads(out.read_text("utf-8"))["specs"]
+               for m in s["mutations"])
+
+    assert merge(project, cli, out).code == 0
+
+    edit(out, lambda d: d["settings"]["values"].update({"first-failure": False}))
+    assert merge(project, cli, out).code == 2
