@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from mutharness.paths import repo_path
 from mutharness.runners import runner_kind
 from mutharness.spec import Spec
 
@@ -93,6 +94,7 @@ def shared_changes(
     }
     spec_files = {spec.path for spec in specs}
     runners = {spec.runner for spec in specs}
+    extra = [normal for named in extra if (normal := repo_path(named)) is not None]
     shared: list[str] = []
     for path in changed:
         name = path.rsplit("/", 1)[-1]

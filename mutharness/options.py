@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from mutharness.errors import EnvironmentProblem
+from mutharness.paths import repo_path
 
 CONFIG_FILE = "mutharness.toml"
 PYPROJECT = "pyproject.toml"
@@ -291,12 +292,7 @@ def project_inputs(options: Options, runner: str) -> tuple[str, ...]:
         named += [module for module in (*options["node.import"], *options["node.require"])
                   if module.startswith(("./", "../")) or (
                       "/" in module and not module.startswith("@"))]  # @scope/pkg: a package
-    found: list[str] = []
-    for name in named:
-        parts = [part for part in name.replace("\\", "/").split("/") if part not in ("", ".")]
-        if parts and ".." not in parts and not Path(name).is_absolute():
-            found.append("/".join(parts))
-    return tuple(found)
+    return tuple(found for name in named if (found := repo_path(name)) is not None)
 
 
 def defaults() -> Options:

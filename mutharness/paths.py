@@ -36,6 +36,15 @@ def shown(text: str) -> str:
     return text
 
 
+def repo_path(name: str) -> str | None:
+    """A path a user named (`./specs/x.json`, `specs\\x.json`, `specs//x.json`) as git names
+    it (`specs/x.json`); None when it is absolute, climbs out (`..`) or names nothing."""
+    if Path(name).is_absolute() or name.startswith(("/", "\\")) or _DRIVE.match(name):
+        return None
+    parts = [part for part in name.replace("\\", "/").split("/") if part not in ("", ".")]
+    return "/".join(parts) if parts and ".." not in parts else None
+
+
 def path_problem(path: str) -> str | None:
     """Why `path` is not a portable, repo-relative, `/`-separated file path (None if it is)."""
     if not path:

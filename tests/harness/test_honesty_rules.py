@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import pytest
+from conftest import Completed, Project, git
 from madefacts import pytest_facts
 
 from mutharness.affected import select
@@ -273,3 +275,33 @@ def test_a_directory_entry_watches_for_a_conftest_in_every_directory_below_it() 
 
     assert {"conftest.py", "tests/conftest.py", "tests/sub/conftest.py", "pyproject.toml"} \
         <= set(found)
+
+
+@pytest.mark.parametrize("named", ["./policy/skips.json", "policy//skips.json",
+                                   "policy\\skips.json", "./policy/./skips.json"])
+def test_since_compares_a_configured_path_with_git_s_paths_after_normalising_it(
+    named: str
+) -> None:
+    chosen = select("main", "c" * 40, ("policy/skips.json",), SPECS, [named])
+
+    assert [spec.id for spec in chosen.specs] == ["calc", "other"]
+
+
+def test_a_change_to_a_policy_named_with_dot_slash_in_the_config_selects_every_spec(
+    make_project: Callable[..., Project], cli: Callable[..., Completed]
+) -> None:
+    project = make_project()
+    project.write("mutharness.toml", 'platform-skips = "./policy/skips.json"\n')
+    project.write("policy/skips.json", json.dumps({"version": 1, "platforms": {}}))
+    project.commit("a skip policy, named with ./")
+    base = git(project.root, "rev-parse", "HEAD").strip()
+    project.write("policy/skips.json", json.dumps(
+        {"version": 1, "note": "changed", "platforms": {}}))
+    project.commit("the policy changed")
+
+    done = cli(project.root, "verify", "specs", "--since", base)
+
+    assert "no spec is affected" not in done.out
+    assert done.code == 0, done.out + done.err
+    results = json.loads((project.root / ".mutharness/results.json").read_text("utf-8"))
+    assert [spec["id"] for spec in results["specs"]] == ["calc"]
