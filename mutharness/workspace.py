@@ -599,6 +599,16 @@ def temp_directory(environ: Mapping[str, str], repository: Path) -> Path:
     return candidate
 
 
+_MEANING_STORES = ("packed-refs", "refs/", "logs/", "objects/", "index", "config")
+
+
+def _stores_meaning(path: str) -> bool:
+    """A `.git` path whose bytes store what `_git_meaning` compares (refs, their logs, the
+    objects, the index, the config), not a state of its own (a hook, `info/`, `shallow`)."""
+    return any(path == store or (store.endswith("/") and path.startswith(store))
+               for store in _MEANING_STORES)
+
+
 @dataclass(frozen=True)
 class _Look:
     """One scan of a workspace against its checkout state."""
@@ -632,6 +642,7 @@ class Workspace:
         self._checkout = TreeState({})  # the tree right after materialising (+ overlays)
         self._git = TreeState({})  # the checkout's .git right after materialising
         self._index = ""  # what its index holds (entries and flags, not the stat cache)
+        self._meaning = ""  # its refs, HEAD and config values (`_git_meaning`)
         self._source: SourceRepo | None = None
         self._include: tuple[str, ...] = ()
 
@@ -681,6 +692,7 @@ class Workspace:
         copy_tree(git_dir, self._pristine_git)
         self._git = TreeState.scan(git_dir)
         self._index = self._index_entries()
+        self._meaning = self._git_meaning()
         self._checkout = TreeState.scan(self.root, frozenset({".git"}))
 
     def _index_entries(self) -> str:
@@ -695,6 +707,28 @@ class Workspace:
                 "ls-files", "--stage", "-v", "-z",
             ], strip_newline_in_stdout=False)
         except GitError:
+            return "unreadable"
+
+    def _git_meaning(self) -> str:
+        """What the checkout's git state means, not how git stored it: every ref and its
+        target, HEAD, the repository's own config values and the index's entries. A test that
+        makes and deletes a tag leaves `packed-refs` rewritten and an object no ref reaches:
+        the same meaning."""
+        if self._source is None:
+            return ""
+        git_dir = self.root / ".git"
+        pinned = [f"--git-dir={git_dir}", f"--work-tree={self.root}"]
+        try:
+            return "\0\0".join((
+                _run(self._source.git, self.root, [
+                    *pinned, "for-each-ref", "--format=%(refname)%00%(objectname)"],
+                    strip_newline_in_stdout=False),
+                (git_dir / "HEAD").read_text(encoding="utf-8", errors="replace"),
+                _run(self._source.git, self.root, [*pinned, "config", "--local", "--list", "-z"],
+                     strip_newline_in_stdout=False),
+                self._index_entries(),
+            ))
+        except (GitError, OSError):
             return "unreadable"
 
     def _look(self) -> _Look:
@@ -715,6 +749,10 @@ class Workspace:
             paths.remove("index")
             copy_file(self._pristine_git / "index", git_dir / "index")
             git = TreeState.scan(git_dir, reference=self._git)
+        if paths and all(_stores_meaning(path) for path in paths) and (
+                self._git_meaning() == self._meaning):  # stored anew, meaning the same
+            self._restore_git_dir()
+            git, paths = TreeState.scan(git_dir, reference=self._git), []
         return _Look(tree, git, added, changed, tuple(sorted(f".git/{path}" for path in paths)))
 
     def _adopt(self, look: _Look) -> None:

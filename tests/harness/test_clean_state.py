@@ -90,6 +90,36 @@ def test_a_tag_a_run_leaves_in_the_checkout_is_drift_and_never_reaches_the_next_
     assert done.code == 2, done.out + done.err  # the untrustworthy run: no verdict for it
 
 
+RELEASE_TEST = '''\
+import subprocess
+
+from calc import clamp
+
+
+def git(*args):
+    return subprocess.run(["git", "-c", "user.name=Release", "-c", "user.email=r@example.invalid",
+                           *args], capture_output=True, text=True, check=True).stdout
+
+
+def test_a_release_tag_is_made_checked_and_deleted_as_a_release_tool_s_tests_do():
+    git("tag", "-a", "v9.9.9", "-m", "release 9.9.9")
+    assert git("tag", "--list") == "v9.9.9\\n"
+    git("tag", "-d", "v9.9.9")
+    assert clamp(50, 0, 10) == 10
+'''
+
+
+def test_a_run_that_makes_and_deletes_a_tag_leaves_the_same_refs_and_is_no_drift(
+    make_project: ProjectFactory, cli: Cli
+) -> None:
+    project = with_test(make_project, "test_release.py", RELEASE_TEST, 5, [UNCLAMPED, SURVIVOR])
+
+    done = cli(project.root, "verify", "specs/calc.json")
+
+    assert done.code == 0, done.out + done.err
+    assert [m["verdict"] for m in mutations_of(project.root)] == ["CAUGHT", "SURVIVED"]
+
+
 HOME_TEST = '''\
 import os
 import pathlib
