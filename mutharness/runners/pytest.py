@@ -421,6 +421,9 @@ class PytestRunner:
             "-p", "no:rerunfailures",
             "--rootdir", str(cwd),
             *(["-o", f"addopts={self.addopts}"] if self.addopts is not None else []),
+            # after every addopts (pytest puts them before these): no conftest.py above the
+            # workspace loads, whatever --confcutdir the project's options name
+            "--confcutdir", str(cwd),
             # overrides a project's -x/--maxfail: every run runs every test (but --first-failure)
             "--maxfail=1" if first_failure else "--maxfail=0",
             *(["--collect-only"] if collect_only else []),

@@ -57,6 +57,27 @@ def test_a_pytest_ini_and_conftest_planted_above_the_workspace_are_never_loaded(
     )
 
 
+@pytest.mark.parametrize("where", ["addopts", "pytest-addopts"])
+def test_a_conftest_planted_above_the_workspace_never_loads_though_the_options_say_confcutdir_root(
+    make_project: ProjectFactory, cli: Cli, tmp_path: Path, where: str
+) -> None:
+    project = make_project()
+    options = f"--confcutdir={Path(tmp_path.anchor)}"
+    if where == "addopts":
+        project.write("pyproject.toml", '[tool.pytest.ini_options]\npythonpath = ["src"]\n'
+                      f'addopts = "{options}"\n')
+    else:
+        project.write("mutharness.toml", f'pytest-addopts = "{options}"\n')
+    project.commit(f"{where} with --confcutdir at the file system's root")
+    sandbox = Sandbox.under(tmp_path)
+    (sandbox.tmpdir / "conftest.py").write_text(PLANTED_CONFTEST)
+
+    done = cli(project.root, "verify", "specs/calc.json", env=sandbox.env())
+
+    assert not (sandbox.tmpdir / "PLANTED_CONFTEST_RAN").exists()
+    assert done.code == 0, done.out + done.err
+
+
 EVIL = "#!/bin/sh\necho ran >> {marker}\ncat\n"
 
 
