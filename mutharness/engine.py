@@ -25,7 +25,15 @@ from mutharness.lab.pinning import measure_pins
 from mutharness.lab.redfirst import Proof, prove
 from mutharness.lab.session import Plan, Session
 from mutharness.lock import repository_lock
-from mutharness.options import Options, project_inputs, read_config, resolve
+from mutharness.options import (
+    ConfigProblem,
+    ConfigReader,
+    Options,
+    project_inputs,
+    read_config,
+    resolve,
+    working_tree,
+)
 from mutharness.pins import Pin
 from mutharness.redfirst import RedFirst
 from mutharness.results import RunResult, write_red_first, write_results
@@ -139,9 +147,38 @@ class Prepared:
     run_dir: Path
 
 
-def effective_options(settings: Settings, root: Path) -> Options:
-    """The options in force: the command line over the project config over the defaults."""
-    values, config_file = read_config(root, settings.config)
+def committed_config(source: SourceRepo, included: tuple[str, ...]) -> ConfigReader:
+    """The project's config files as a run's workspace holds them: HEAD's bytes (the working
+    tree's for a path `--allow-dirty` takes from it), never a link; a config file in the
+    working tree that git does not report (ignored) is refused, as it would change a run
+    of a tree reported clean without being part of it."""
+    working = working_tree(source.root)
+
+    def read(name: str) -> bytes | None:
+        if name in included:
+            return working(name)
+        mode = source.mode_at(source.head, name)
+        if mode == "120000":
+            raise ConfigProblem(name, "", "is committed as a symlink: a project config is read "
+                                          "from a regular file only (never through a link)")
+        if mode is None:
+            if (source.root / name).exists() or (source.root / name).is_symlink():
+                raise ConfigProblem(name, "", "is in the working tree but not committed (a "
+                                              "git-ignored file?): a run reads HEAD's bytes; "
+                                              "commit it, or name it with --config")
+            return None
+        return source.committed_bytes(name)
+
+    return read
+
+
+def effective_options(
+    settings: Settings, source: SourceRepo, included: tuple[str, ...] = (),
+) -> Options:
+    """The options in force: the command line over the project config (HEAD's bytes) over
+    the defaults."""
+    values, config_file = read_config(source.root, settings.config,
+                                      committed_config(source, included))
     return resolve(settings.cli_options, values, config_file)
 
 
@@ -175,7 +212,6 @@ def prepare(settings: Settings, environ: Mapping[str, str]) -> Prepared:
     start = settings.start.resolve()
     git_info = configure_git(environ.get("PATH", os.defpath), refuse=enclosing_worktrees(start))
     source = open_source(start, git_info)
-    options = effective_options(settings, source.root)
     display = [display_name(path, source.root) for path in settings.spec_paths]
     inherited = settings.inherited
     if inherited is not None and source.head != inherited.head:
@@ -184,6 +220,7 @@ def prepare(settings: Settings, environ: Mapping[str, str]) -> Prepared:
     changes = source.changes() if inherited is None else inherited.changes
     included = (inherited.included if inherited is not None
                 else status_paths(changes) if settings.allow_dirty else ())
+    options = effective_options(settings, source, included)
     modes = tracked_with(source, included)
     specs = check_spec_files(  # every problem of every spec at once, anchors included
         settings.spec_paths, display, source, tracked=modes,

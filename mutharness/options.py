@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import stat
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -235,37 +235,64 @@ def _flatten(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def _read_toml(path: Path, shown: str) -> dict[str, Any] | None:
-    """A TOML file's document (None when there is no such regular file)."""
+ConfigReader = Callable[[str], bytes | None]
+"""A repo-relative config file's bytes as the run will hold them (None: there is none)."""
+
+
+def _regular_bytes(path: Path, shown: str, follow: bool) -> bytes | None:
+    """A regular file's bytes (None when there is none); a link is followed only when
+    `follow` (a file the user named), else refused."""
     try:
-        info = path.lstat() if not path.is_absolute() else path.stat()
+        info = path.stat() if follow else path.lstat()
     except FileNotFoundError:
         return None
+    if stat.S_ISLNK(info.st_mode):
+        raise ConfigProblem(shown, "", "is a symlink: a project config is read from a regular "
+                                       "file only (never through a link)")
     if not stat.S_ISREG(info.st_mode):
         raise ConfigProblem(shown, "", "is not a regular file")
     if info.st_size > MAX_CONFIG_BYTES:
         raise ConfigProblem(shown, "", f"is larger than {MAX_CONFIG_BYTES} bytes")
+    return path.read_bytes()
+
+
+def working_tree(root: Path) -> ConfigReader:
+    """The config files of the working tree at `root`, never read through a link."""
+    return lambda name: _regular_bytes(root / name, name, follow=False)
+
+
+def _parse_toml(data: bytes | None, shown: str) -> dict[str, Any] | None:
+    """A TOML document (None when there is no file)."""
+    if data is None:
+        return None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigProblem(shown, "", f"is larger than {MAX_CONFIG_BYTES} bytes")
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise ConfigProblem(shown, "", f"cannot be read as TOML: {error}") from None
 
 
-def read_config(root: Path, explicit: Path | None) -> tuple[dict[str, Any], str | None]:
+def read_config(
+    root: Path, explicit: Path | None, reader: ConfigReader | None = None,
+) -> tuple[dict[str, Any], str | None]:
     """The project's option values (checked) and the file they came from.
 
-    `explicit` (`--config`) may be anywhere; else `mutharness.toml` at `root`, else the
-    `[tool.mutharness]` table of `root/pyproject.toml`.
+    `explicit` (`--config`) may be anywhere; else `mutharness.toml`, else the
+    `[tool.mutharness]` table of `pyproject.toml`, as `reader` gives them (by default the
+    working tree at `root`; a run reads HEAD's bytes, as its workspace holds them).
     """
     if explicit is not None:
-        document = _read_toml(explicit.absolute(), str(explicit))
+        document = _parse_toml(_regular_bytes(explicit.absolute(), str(explicit), follow=True),
+                               str(explicit))
         if document is None:
             raise ConfigProblem(str(explicit), "", "does not exist")
         return _values(document, str(explicit)), str(explicit)
-    document = _read_toml(root / CONFIG_FILE, CONFIG_FILE)
+    read = reader if reader is not None else working_tree(root)
+    document = _parse_toml(read(CONFIG_FILE), CONFIG_FILE)
     if document is not None:
         return _values(document, CONFIG_FILE), CONFIG_FILE
-    document = _read_toml(root / PYPROJECT, PYPROJECT)
+    document = _parse_toml(read(PYPROJECT), PYPROJECT)
     tool = document.get("tool") if document is not None else None
     table = tool.get("mutharness") if isinstance(tool, dict) else None
     if table is None:

@@ -128,3 +128,48 @@ def test_an_unknown_key_in_pyproject_s_table_is_refused_before_anything_runs(
     assert done.code == 2
     assert "pyproject.toml [tool.mutharness]: timeout: is not a mutharness option" in done.err
     assert not (project.root / ".mutharness/results.json").exists()
+
+
+def test_a_git_ignored_project_config_is_refused_before_anything_runs(
+    make_project: Callable[..., Project], cli: Callable[..., Completed]
+) -> None:
+    project = make_project()
+    project.write(".gitignore", "mutharness.toml\n")
+    project.commit("the local config is ignored")
+    project.write("mutharness.toml", 'pytest-addopts = "-k not clamp_below"\n')
+
+    done = cli(project.root, "verify", "specs/calc.json")
+
+    assert done.code == 2, done.out + done.err
+    assert "mutharness.toml" in done.err
+    assert "baseline" not in done.out
+
+
+def test_a_committed_project_config_that_is_a_symlink_is_refused_and_never_followed(
+    make_project: Callable[..., Project], cli: Callable[..., Completed], tmp_path: Path
+) -> None:
+    project = make_project()
+    outside = tmp_path / "elsewhere.toml"
+    outside.write_text('pytest-addopts = "-k not clamp_below"\n')
+    (project.root / "mutharness.toml").symlink_to(outside)
+    project.commit("a config that links outside the repository")
+
+    done = cli(project.root, "verify", "specs/calc.json")
+
+    assert done.code == 2, done.out + done.err
+    assert "mutharness.toml" in done.err
+    assert "baseline" not in done.out
+
+
+def test_a_committed_project_config_is_read_from_head_s_bytes(
+    make_project: Callable[..., Project], cli: Callable[..., Completed]
+) -> None:
+    project = make_project()
+    project.write("mutharness.toml", "baseline-runs = 2\n")
+    project.commit("a project config")
+
+    done = cli(project.root, "verify", "specs/calc.json")
+
+    assert done.code == 0, done.out + done.err
+    results = json.loads((project.root / ".mutharness/results.json").read_text("utf-8"))
+    assert results["settings"]["values"]["baseline-runs"] == 2
