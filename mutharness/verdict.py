@@ -33,6 +33,7 @@ class Classification:
 
     verdict: Verdict
     reason: str = ""
+    skipped_instead: tuple[str, ...] = ()  # the baseline's passing tests this run skipped
 
 
 def _untrustworthy(reason: str) -> Classification:
@@ -198,17 +199,45 @@ def inert_problem(
     )
 
 
+def skipped_instead(
+    facts: RunFacts, baseline: RunFacts, stopped_at_first: bool = False
+) -> tuple[str, ...]:
+    """The baseline's passing tests this run skipped instead of running, when that is the
+    only way its skips and xfails differ from the baseline's (else none: `inert_problem`)."""
+    ran = set(facts.nodeids)
+    now = {nodeid: test.outcome for nodeid, test in facts.inert.items()}
+    before = {nodeid: test.outcome for nodeid, test in baseline.inert.items()
+              if not stopped_at_first or nodeid in ran}
+    passed = {outcome.nodeid for outcome in baseline.outcomes if outcome.outcome.is_pass}
+    differ = sorted(nodeid for nodeid in set(now) | set(before)
+                    if now.get(nodeid) != before.get(nodeid))
+    if differ and all(now.get(nodeid) is Outcome.SKIPPED and nodeid in passed
+                      for nodeid in differ):
+        return tuple(differ)
+    return ()
+
+
+def skip_reasons(facts: RunFacts, nodeids: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """Each of `nodeids` with the reason it skipped for in this run (absent: not skipped)."""
+    inert = facts.inert
+    return tuple((nodeid, inert[nodeid].reason if nodeid in inert else "(ran)")
+                 for nodeid in nodeids)
+
+
 def classify(
     facts: RunFacts, baseline: RunFacts, drift: Sequence[str] = (),
     stopped_at_first: bool = False,
 ) -> Classification:
     """Derive the verdict of a mutation run from its facts alone. A crash is never a kill.
     A run asked to stop at its first failure (`--first-failure`) is CAUGHT with the part of
-    the baseline's tests it ran; one that failed nothing must have run them all."""
+    the baseline's tests it ran; one that failed nothing must have run them all. A run whose
+    only difference from the baseline is tests that passed there and skip here survived
+    (the tests do not catch it: they stopped asking), those tests named."""
     if facts.timed_out:
         return Classification(Verdict.TIMEOUT, f"exceeded {facts.timeout_s:g} s")
+    instead = skipped_instead(facts, baseline, stopped_at_first)
     for problem in (run_problem(facts), ids_problem(facts, baseline, stopped_at_first),
-                    inert_problem(facts, baseline, stopped_at_first)):
+                    None if instead else inert_problem(facts, baseline, stopped_at_first)):
         if problem is not None:
             return _untrustworthy(problem)
     if drift:
@@ -216,6 +245,10 @@ def classify(
         return _untrustworthy(f"workspace changed after restore: {shown_drift}")
     if facts.failed:
         return Classification(Verdict.CAUGHT)
+    if instead:
+        return Classification(
+            Verdict.SURVIVED, f"{len(instead)} test(s) skipped instead of running: "
+            f"{_examples(instead)}", instead)
     return Classification(Verdict.SURVIVED)
 
 

@@ -24,7 +24,13 @@ from mutharness.runners.base import RunFacts, SpecFiles
 from mutharness.shards import Shard, ShardPlan
 from mutharness.skips import SkipRules
 from mutharness.spec import Mutation, Spec
-from mutharness.verdict import classify, meets_expectation
+from mutharness.verdict import (
+    Classification,
+    Verdict,
+    classify,
+    meets_expectation,
+    skip_reasons,
+)
 from mutharness.workspace import SourceRepo
 
 FAIL_FAST = "stopped at the first unexpected result (--fail-fast)"
@@ -215,6 +221,19 @@ class _SpecRun:
         return (self.session.plan.options["first-failure"] and not mutation.killed_by
                 and self.lab.runner_for(self.spec).stops_at_first_failure(baseline.facts))
 
+    def _skips_again(self, scenario: Scenario, found: Classification,
+                     facts: RunFacts) -> Classification:
+        """A survivor whose tests skipped instead of running, run once more: the same tests
+        must skip for the same reasons, or the skips depend on the run and prove nothing."""
+        again = run_scenario(scenario, self.lab)
+        first = skip_reasons(facts, found.skipped_instead)
+        if again.drift or skip_reasons(again.facts, found.skipped_instead) != first or (
+                set(again.facts.inert) != set(facts.inert)):
+            return Classification(
+                Verdict.UNTRUSTWORTHY, "the tests it skips instead of running did not skip "
+                f"the same way in a second run of it: {found.reason}")
+        return found
+
     def _mutate(self, mutation: Mutation, baseline: Baseline) -> MutationResult:
         first_failure = self._first_failure(mutation, baseline)
         scenario = Scenario.mutant(self.spec, mutation, baseline.timeout_s, first_failure)
@@ -222,6 +241,8 @@ class _SpecRun:
         assert ran.applied is not None and ran.target is not None
         facts = ran.facts
         classification = classify(facts, baseline.facts, ran.drift, first_failure)
+        if classification.skipped_instead:  # a survivor by skips: the same skips once more
+            classification = self._skips_again(scenario, classification, facts)
         return MutationResult(
             mutation=mutation,
             line=ran.applied.splice.line,

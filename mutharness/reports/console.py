@@ -309,6 +309,8 @@ class Console:
             detail += " never imported: the mutant did not run"
         if not result.verdict.is_evidence:
             detail = f"({result.reason})"
+        elif result.reason:  # a survivor whose tests skipped instead of running
+            detail += f" {result.reason}"
         self.line(f"{mark} {word:<12} {_label(result.mutation.name)}  {detail}", colour)
         for test_id in facts.failing_ids[:MAX_FAILING_SHOWN]:
             self.line(f"      {self.glyphs.arrow} {test_id}", "bright_black")

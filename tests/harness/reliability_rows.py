@@ -416,6 +416,15 @@ ROWS: tuple[Row, ...] = (
         "identical (was: every document stale)",
         H + "test_evidence.py::"
         "test_evidence_facts_do_not_change_with_the_name_the_same_interpreter_was_invoked_by"),
+    Row("honesty", "a mutant that makes passing tests skip (a misnamed format checker, as in jsonschema)",
+        "SURVIVED, the skipped tests named; unexpected under expectCaught, as expected without",
+        "exit 1 / exit 0 (was: UNTRUSTWORTHY, exit 2, the spec could never pass)",
+        H + "test_skipped_survivors.py::"
+        "test_a_mutant_whose_tests_skip_instead_of_running_survived_and_names_them"),
+    Row("honesty", "a mutant whose tests skip for a reason that changes every run",
+        "UNTRUSTWORTHY: a second run of it skipped differently", "as expected",
+        H + "test_skipped_survivors.py::"
+        "test_a_mutant_whose_skip_reason_differs_between_runs_stays_untrustworthy"),
     Row("honesty", "red-first on a test file that needs the fix to load (a new export)",
         "LOAD-ERROR, exit 2 without --load-error-is-red; red with it", "as expected on pytest and node",
         H + "test_redfirst.py::test_a_test_file_that_needs_the_fix_to_load_is_red_only_when_opted_in"),
@@ -510,7 +519,7 @@ ROWS: tuple[Row, ...] = (
         "refused before any report is written", "exit 2, no JUnit file",
         H + "test_merge_forgery.py::"
         "test_render_refuses_a_results_file_whose_verdict_was_edited_and_writes_nothing"),
-    Row("forgery", "stored verdicts against their facts (14 cases)",
+    Row("forgery", "stored verdicts against their facts (16 cases)",
         "a verdict stands only where the ladder gives it; UNTRUSTWORTHY may claim less",
         "as expected",
         H + "test_rederive.py::test_a_stored_verdict_stands_only_where_its_facts_give_it"),

@@ -37,6 +37,9 @@ def record(verdict: Verdict, as_expected: bool, run: RunFacts, expect_caught: bo
 
 
 CAUGHT_RUN, SURVIVED_RUN = facts(("t::a",)), facts()
+SKIPPED_RUN = replace(SURVIVED_RUN, outcomes=(
+    TestOutcome("t::a", Outcome.SKIPPED, 0.0, "checker not found"),
+    *(TestOutcome("", Outcome.PASSED, 0.0) for _ in range(2))))
 
 TABLE = [  # (what, the record, whether its facts support it)
     ("a caught run recorded CAUGHT", record(Verdict.CAUGHT, True, CAUGHT_RUN), True),
@@ -60,6 +63,10 @@ TABLE = [  # (what, the record, whether its facts support it)
      record(Verdict.UNTRUSTWORTHY, False, CAUGHT_RUN), True),
     ("an UNTRUSTWORTHY run recorded as expected",
      record(Verdict.UNTRUSTWORTHY, True, CAUGHT_RUN), False),
+    ("a survivor whose test skipped instead of running",
+     record(Verdict.SURVIVED, False, SKIPPED_RUN), True),
+    ("a survivor whose test skipped instead of running recorded CAUGHT",
+     record(Verdict.CAUGHT, True, SKIPPED_RUN), False),
     ("a run stopped at its first failure, as its settings allow",
      record(Verdict.CAUGHT, True, facts(("t::a",), passed=0), first_failure=True), True),
 ]
