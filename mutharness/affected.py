@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from mutharness.paths import repo_path
@@ -109,7 +109,11 @@ def shared_changes(
     return tuple(shared)
 
 
-def _why(spec: Spec, changed: frozenset[str]) -> str | None:
+Records = Mapping[str, frozenset[str] | None]
+"""Spec id -> the files its last recorded run depended on (None: it has no record)."""
+
+
+def _why(spec: Spec, changed: frozenset[str], recorded: frozenset[str] | None) -> str | None:
     kind = runner_kind(spec.runner)
     if spec.path in changed:
         return "its spec file changed"
@@ -121,14 +125,21 @@ def _why(spec: Spec, changed: frozenset[str]) -> str | None:
     for mutation in spec.mutations:
         if mutation.file in changed:
             return f"target {mutation.file} changed"
+    if recorded is None:
+        return "no record of its last run: what its tests import is unknown"
+    hit = next((path for path in sorted(changed) if path in recorded), None)
+    if hit is not None:
+        return f"{hit}, which its last recorded run depended on, changed"
     return None
 
 
 def select(
     rev: str, base: str, changed: Sequence[str], specs: Sequence[Spec], extra: Sequence[str],
+    records: Records,
 ) -> Selection:
-    """The specs affected by `changed`: a spec whose JSON, a test file or a target changed;
-    every spec when shared test infrastructure changed."""
+    """The specs affected by `changed`: a spec whose JSON, a test file, a target or a file its
+    last recorded run depended on (an imported helper) changed, or that has no record; every
+    spec when shared test infrastructure changed."""
     shared = shared_changes(changed, specs, extra)
     paths = frozenset(changed)
     if shared:
@@ -137,7 +148,7 @@ def select(
     chosen: list[Spec] = []
     reasons: list[tuple[str, str]] = []
     for spec in specs:
-        why = _why(spec, paths)
+        why = _why(spec, paths, records.get(spec.id))
         if why is not None:
             chosen.append(spec)
             reasons.append((spec.id, why))

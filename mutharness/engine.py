@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from mutharness.affected import Selection, fix_files, select
+from mutharness.affected import Records, Selection, fix_files, select
 from mutharness.check import Committed, check_spec_files, tracked_with
 from mutharness.errors import (
     DirtyTreeError,
@@ -34,6 +34,7 @@ from mutharness.options import (
     resolve,
     working_tree,
 )
+from mutharness.paths import repo_path
 from mutharness.pins import Pin
 from mutharness.redfirst import RedFirst
 from mutharness.results import RunResult, write_red_first, write_results
@@ -203,7 +204,25 @@ def since_selection(
     extra = {options["platform-skips"]}
     for runner in {spec.runner for spec in specs}:
         extra.update(project_inputs(options, runner))
-    return select(rev, base, source.changed_since(base), specs, sorted(extra))
+    return select(rev, base, source.changed_since(base), specs, sorted(extra),
+                  last_runs(source, options["since-records"], specs))
+
+
+def last_runs(source: SourceRepo, directory: str, specs: Sequence[Spec]) -> Records:
+    """Each spec's record of its last run: the files its evidence facts (HEAD's bytes) say
+    its verdicts, count and red-first proof depended on; None where there is no such record."""
+    from mutharness.reports.evidence import FACTS_SUFFIX  # Jinja2: only when --since is used
+    from mutharness.reports.staleness import parse_facts
+
+    found: dict[str, frozenset[str] | None] = {}
+    where = repo_path(directory)
+    for spec in specs:
+        name = f"{spec.id}{FACTS_SUFFIX}"
+        data = source.committed_bytes(f"{where}/{name}") if where is not None else None
+        parsed = parse_facts(data.decode("utf-8", "replace"), name) if data else None
+        found[spec.id] = None if parsed is None or isinstance(parsed, str) else frozenset(
+            path for digests in parsed[1].values() for path in digests)
+    return found
 
 
 def prepare(settings: Settings, environ: Mapping[str, str]) -> Prepared:

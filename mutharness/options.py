@@ -108,6 +108,10 @@ OPTIONS: tuple[Option, ...] = (
            "--cov-fail-under that fail a subset of the suite for reasons unrelated to it)."),
     Option("platform-skips", Kind.PATH, "specs/platform-skips.json",
            "The reviewed platform skip policy, repo-relative (absent: no skip is approved)."),
+    Option("since-records", Kind.PATH, "evidence",
+           "Where --since reads each spec's record of its last run (the evidence facts "
+           "<spec-id>.json, as committed at HEAD): a change to a file that run imported selects "
+           "the spec; a spec without a record is always selected."),
     Option("strict-skips", Kind.FLAG, False,
            "Refuse any skipped or todo test the platform skip policy does not list."),
     Option("node.import", Kind.TEXTS, (),

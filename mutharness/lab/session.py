@@ -107,7 +107,8 @@ class _SpecRun:
         """Digests of the files the verdicts depend on, and of those the baseline's count
         depends on: the spec, its tests, what configures their run (every conftest.py or
         package.json on the way to them, the config file the runner read, node preloads, the
-        project config, the platform skip policy); the verdicts also on the targets."""
+        project config, the platform skip policy); the verdicts also on the targets and on
+        every file of the checkout the baseline imported (what `--since` reads back)."""
         workspace, plan = self.lab.workspace, self.session.plan
         kind = runner_kind(self.spec.runner)
         counted: dict[str, str] = {}
@@ -138,6 +139,10 @@ class _SpecRun:
         verdicts = dict(counted)
         for mutation in self.spec.mutations:
             add(mutation.file, verdicts)
+        if facts is not None:  # what the tests imported: a helper a target imports, say
+            for relative in self.lab.runner_for(self.spec).imported(facts, workspace.root):
+                if relative in plan.tracked or relative in plan.included:
+                    add(relative, verdicts)
         candidates = (*kind.config_candidates(self.spec.tests, plan.tracked), CONFIG_FILE,
                       *((plan.skip_rules.policy.path or plan.options["platform-skips"],)))
         self.absent = tuple(sorted({

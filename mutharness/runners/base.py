@@ -230,6 +230,11 @@ class Runner(Protocol):
         """Whether the run loaded the mutated file at `path` (None: this runner cannot tell)."""
         ...
 
+    def imported(self, facts: RunFacts, root: Path) -> tuple[str, ...]:
+        """The files under `root` (repo-relative) any process of the run imported (none
+        when this runner cannot tell)."""
+        ...
+
     def close(self) -> None: ...
 
 

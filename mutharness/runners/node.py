@@ -311,3 +311,7 @@ class NodeRunner:
     def loaded(self, facts: RunFacts, path: Path) -> bool | None:
         """node does not record which files it loaded."""
         return None
+
+    def imported(self, facts: RunFacts, root: Path) -> tuple[str, ...]:
+        """node does not record which files it loaded: none known."""
+        return ()

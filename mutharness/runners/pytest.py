@@ -577,6 +577,10 @@ class PytestRunner:
         """Whether any process of the run imported the mutated `.py` file."""
         return loaded_file(_imports(facts), path) if path.suffix == ".py" else None
 
+    def imported(self, facts: RunFacts, root: Path) -> tuple[str, ...]:
+        """The files under `root` any process of the run imported, from the import record."""
+        return tuple(sorted({file for _, file in loaded_below(_imports(facts), root)}))
+
 
 def _fresh(path: Path) -> Path:
     """An empty directory at `path` (what a run before left there removed)."""

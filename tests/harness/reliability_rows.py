@@ -409,8 +409,16 @@ ROWS: tuple[Row, ...] = (
     Row("honesty", "--since after a change to a skip policy the config names ./policy/skips.json",
         "every spec selected: configured paths are normalised before they are compared with git's",
         "the spec runs (was: 'no spec is affected', exit 0)",
-        H + "test_honesty_rules.py::"
+        H + "test_baseline_command.py::"
         "test_a_change_to_a_policy_named_with_dot_slash_in_the_config_selects_every_spec"),
+    Row("honesty", "--since after a change to a helper module the target imports (no spec names it)",
+        "the spec selected: its last recorded run (evidence facts) depended on the file",
+        "the spec runs (was: 'no spec is affected', exit 0 where a full run exits 1)",
+        H + "test_baseline_command.py::"
+        "test_since_selects_a_spec_whose_target_imports_a_helper_that_changed"),
+    Row("honesty", "--since for a spec without a record of its last run",
+        "selected, saying why", "as expected",
+        H + "test_baseline_command.py::test_since_selects_a_spec_that_has_no_record_of_its_last_run"),
     Row("honesty", "evidence rendered by `python -m mutharness` and by `python3 -m mutharness`, same interpreter",
         "byte-identical facts: where interpreters live and their names decide no verdict",
         "identical (was: every document stale)",

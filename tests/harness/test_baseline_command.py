@@ -155,8 +155,9 @@ def test_baseline_measures_node_specs_as_node_counts_them(node_project: Path, cl
 # -- --since ---------------------------------------------------------------------------
 
 
-def since_project(make_project: ProjectFactory) -> tuple[Project, str]:
-    """Two specs over different tests and targets, and the commit they were made at."""
+def since_project(make_project: ProjectFactory, cli: Cli) -> tuple[Project, str]:
+    """Two specs over different tests and targets, each with a record of its last run (its
+    evidence, committed), and the commit they were recorded at."""
     project = make_project(spec=default_spec(mutations=[LOW]))
     project.write("src/other.py", "def double(x):\n    return 2 * x\n")
     project.write("tests/test_other.py",
@@ -165,7 +166,7 @@ def since_project(make_project: ProjectFactory) -> tuple[Project, str]:
                            "mutations": [{"name": "double adds", "file": "src/other.py",
                                           "anchor": "2 * x", "replacement": "2 + x"}]})
     project.commit("a second spec")
-    return project, git(project.root, "rev-parse", "HEAD").strip()
+    return project, recorded(project, cli)
 
 
 @pytest.mark.parametrize(("change", "selected"), [
@@ -180,7 +181,7 @@ def since_project(make_project: ProjectFactory) -> tuple[Project, str]:
 def test_since_selects_exactly_the_affected_specs(
     make_project: ProjectFactory, cli: Cli, change: str, selected: list[str]
 ) -> None:
-    project, base = since_project(make_project)
+    project, base = since_project(make_project, cli)
     path = project.root / change
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     if change.endswith(".json"):
@@ -214,7 +215,7 @@ def test_since_selects_exactly_the_affected_specs(
 def test_since_counts_uncommitted_and_untracked_changes(
     make_project: ProjectFactory, cli: Cli
 ) -> None:
-    project, base = since_project(make_project)
+    project, base = since_project(make_project, cli)
     project.write("src/other.py", "def double(x):\n    return 2 * x  # edited\n")
 
     done = cli(project.root, "baseline", "--since", base, "--allow-dirty")
@@ -228,7 +229,7 @@ def test_since_counts_uncommitted_and_untracked_changes(
 def test_since_a_revision_this_clone_lacks_says_what_to_fetch(
     make_project: ProjectFactory, cli: Cli, tmp_path: Path
 ) -> None:
-    project, base = since_project(make_project)
+    project, base = since_project(make_project, cli)
     project.write("src/other.py", "def double(x):\n    return 2 * x  # the head\n")
     project.commit("the head")
     shallow = tmp_path / "shallow"
@@ -243,3 +244,64 @@ def test_since_a_revision_this_clone_lacks_says_what_to_fetch(
     assert f"git fetch --depth=1 origin {base}" in done.err
     assert fetched.code == 0, fetched.out + fetched.err
     assert [line.split()[1] for line in pin_lines(fetched.out)] == ["specs/other.json:"]
+
+
+def recorded(project: Project, cli: Cli) -> str:
+    """The project's evidence rendered and committed (each spec's record of its last run)."""
+    done = cli(project.root, "verify", "specs", "--evidence", "evidence")
+    assert done.code == 0, done.out + done.err
+    project.commit("evidence")
+    return git(project.root, "rev-parse", "HEAD").strip()
+
+
+def test_since_selects_a_spec_whose_target_imports_a_helper_that_changed(
+    make_project: ProjectFactory, cli: Cli
+) -> None:
+    project = make_project(spec=default_spec(mutations=[LOW]))
+    project.write("src/limits.py", "FLOOR = 0\n")
+    project.write("src/calc.py", "import limits\n\n" + (project.root / "src/calc.py").read_text())
+    project.commit("calc imports a helper module")
+    base = recorded(project, cli)
+    project.write("src/limits.py", "FLOOR = 0  # the helper changed\n")
+    project.commit("the helper changed")
+
+    done = cli(project.root, "verify", "--since", base)
+
+    assert "no spec is affected" not in done.out
+    assert done.code == 0, done.out + done.err
+    results = json.loads((project.root / ".mutharness/results.json").read_text("utf-8"))
+    assert [spec["id"] for spec in results["specs"]] == ["calc"]
+
+
+def test_since_selects_a_spec_that_has_no_record_of_its_last_run(
+    make_project: ProjectFactory, cli: Cli
+) -> None:
+    project = make_project(spec=default_spec(mutations=[LOW]))
+    base = git(project.root, "rev-parse", "HEAD").strip()
+    project.write("src/limits.py", "FLOOR = 0\n")
+    project.commit("a file no recorded run names")
+
+    done = cli(project.root, "check", "--since", base)
+
+    assert done.code == 0, done.out + done.err
+    assert "calc (no record of its last run" in done.out
+
+
+def test_a_change_to_a_policy_named_with_dot_slash_in_the_config_selects_every_spec(
+    make_project: ProjectFactory, cli: Cli
+) -> None:
+    project = make_project()
+    project.write("mutharness.toml", 'platform-skips = "./policy/skips.json"\n')
+    project.write("policy/skips.json", json.dumps({"version": 1, "platforms": {}}))
+    project.commit("a skip policy, named with ./")
+    base = recorded(project, cli)
+    project.write("policy/skips.json", json.dumps(
+        {"version": 1, "note": "changed", "platforms": {}}))
+    project.commit("the policy changed")
+
+    done = cli(project.root, "verify", "specs", "--since", base)
+
+    assert "no spec is affected" not in done.out
+    assert done.code == 0, done.out + done.err
+    results = json.loads((project.root / ".mutharness/results.json").read_text("utf-8"))
+    assert [spec["id"] for spec in results["specs"]] == ["calc"]

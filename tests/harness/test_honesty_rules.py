@@ -4,10 +4,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 
 import pytest
-from conftest import Completed, Project, git
 from madefacts import pytest_facts
 
 from mutharness.affected import select
@@ -207,7 +205,11 @@ SPECS = (
 )
 
 
+RECORDED = {"calc": frozenset({"src/calc.py", "src/helper.py"}), "other": frozenset()}
+
+
 @pytest.mark.parametrize(("changed", "selected"), [
+    (("src/helper.py",), ["calc"]),
     (("src/other.py",), ["other"]),
     (("tests/test_calc.py",), ["calc"]),
     (("specs/other.json",), ["other"]),
@@ -219,13 +221,14 @@ SPECS = (
     (("specs/platform-skips.json",), ["calc", "other"]),
     (("tests/test_unlisted.py",), []),
     (("README.md",), []),
-], ids=["target", "test", "spec", "conftest", "conftest-anywhere", "config", "helper",
-        "fixture", "policy",
-        "another-test-module", "unrelated"])
+    (("src/unrecorded.py",), []),
+], ids=["imported-by-the-last-run", "target", "test", "spec", "conftest", "conftest-anywhere",
+        "config", "helper", "fixture", "policy",
+        "another-test-module", "unrelated", "not-imported-by-the-last-run"])
 def test_since_selects_by_json_tests_targets_and_shared_infrastructure(
     changed: tuple[str, ...], selected: list[str]
 ) -> None:
-    chosen = select("main", "c" * 40, changed, SPECS, ["specs/platform-skips.json"])
+    chosen = select("main", "c" * 40, changed, SPECS, ["specs/platform-skips.json"], RECORDED)
 
     assert [spec.id for spec in chosen.specs] == selected
 
@@ -282,26 +285,13 @@ def test_a_directory_entry_watches_for_a_conftest_in_every_directory_below_it() 
 def test_since_compares_a_configured_path_with_git_s_paths_after_normalising_it(
     named: str
 ) -> None:
-    chosen = select("main", "c" * 40, ("policy/skips.json",), SPECS, [named])
+    chosen = select("main", "c" * 40, ("policy/skips.json",), SPECS, [named], RECORDED)
 
     assert [spec.id for spec in chosen.specs] == ["calc", "other"]
 
 
-def test_a_change_to_a_policy_named_with_dot_slash_in_the_config_selects_every_spec(
-    make_project: Callable[..., Project], cli: Callable[..., Completed]
-) -> None:
-    project = make_project()
-    project.write("mutharness.toml", 'platform-skips = "./policy/skips.json"\n')
-    project.write("policy/skips.json", json.dumps({"version": 1, "platforms": {}}))
-    project.commit("a skip policy, named with ./")
-    base = git(project.root, "rev-parse", "HEAD").strip()
-    project.write("policy/skips.json", json.dumps(
-        {"version": 1, "note": "changed", "platforms": {}}))
-    project.commit("the policy changed")
+def test_since_selects_a_spec_without_a_record_of_its_last_run_whatever_changed() -> None:
+    chosen = select("main", "c" * 40, ("README.md",), SPECS, [], {"calc": frozenset()})
 
-    done = cli(project.root, "verify", "specs", "--since", base)
-
-    assert "no spec is affected" not in done.out
-    assert done.code == 0, done.out + done.err
-    results = json.loads((project.root / ".mutharness/results.json").read_text("utf-8"))
-    assert [spec["id"] for spec in results["specs"]] == ["calc"]
+    assert [spec.id for spec in chosen.specs] == ["other"]
+    assert "no record of its last run" in dict(chosen.reasons)["other"]
