@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -11,6 +12,7 @@ from mutharness.paths import shown
 from mutharness.runners.base import Outcome, ReportState, RunExit, RunFacts
 
 EXAMPLES = 3
+_NO_SPACE = re.compile(r"No space left on device|\[Errno 28\]|\bENOSPC\b")
 
 
 class Verdict(Enum):
@@ -66,6 +68,10 @@ def run_problem(
     if facts.signal is not None:
         return f"killed by signal {facts.signal}"
     if facts.report is not ReportState.OK:
+        if _NO_SPACE.search(facts.log_tail):
+            return ("no space left on the device the run writes to (TMPDIR): the run could "
+                    f"not write its report ({facts.report.value}); free some space, or set "
+                    "TMPDIR to a larger file system")
         return f"report {facts.report.value} (exit status {facts.exit_status}){_said(facts)}"
     loaded_only = load_errors and bool(facts.collection_errors)
     if facts.collection_errors and not loaded_only:

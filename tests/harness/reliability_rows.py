@@ -195,6 +195,10 @@ ROWS: tuple[Row, ...] = (
     Row("environment", "a lock on a file system without working locks (ENOSYS, NotImplementedError, EROFS)",
         "one clear error (exit 2); nothing runs without the lock", "as expected",
         H + "test_environment_faults.py::test_a_lock_that_cannot_be_taken_is_one_clear_error_and_nothing_runs_without_it"),
+    Row("environment faults", "a test that fills the file system TMPDIR is on (a 48 MiB tmpfs)",
+        "the baseline refused naming the lack of space and the remedy (exit 2)",
+        "as expected (was: 'report unreadable' first); skipped without root",
+        H + "test_environment_faults.py::test_a_run_that_fills_the_disk_is_refused_naming_the_lack_of_space"),
     # -- untrusted specs ---------------------------------------------------------------------
     Row("untrusted specs", "18 bad file values: absolute, drive letters, UNC, '..', './', backslashes, NUL.py, con.txt, trailing dot/space, ':stream', NUL, '*'",
         "refused together before any workspace exists (exit 2)", "every pointer listed; TMPDIR empty; 0.21 s",

@@ -141,3 +141,54 @@ def test_the_lock_is_a_real_file_lock_never_a_silent_soft_fallback(tmp_path: Pat
 
     assert seen == {"fallback_to_soft": False}
     assert not (tmp_path / HOLDER_NAME).exists()
+
+
+FILLING_TEST = '''\
+import os
+
+
+def test_fills_the_disk_its_run_writes_to():
+    try:
+        with open("filler.bin", "wb") as out:
+            while True:
+                out.write(b"0" * (1 << 20))
+    except OSError:
+        pass
+'''
+
+
+@pytest.fixture
+def small_tmpdir(tmp_path: Path) -> Any:
+    """A 48 MiB file system as TMPDIR (a real tmpfs: root on Linux only)."""
+    import subprocess
+
+    if sys.platform != "linux" or os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root on Linux")
+    mount = tmp_path / "small"
+    mount.mkdir()
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", str(mount)],
+                          capture_output=True, text=True, check=False)
+    if made.returncode != 0:
+        pytest.skip(f"this machine cannot mount a tmpfs: {made.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_a_run_that_fills_the_disk_is_refused_naming_the_lack_of_space(
+    make_project: Callable[..., Project], cli: Callable[..., Completed], small_tmpdir: Path
+) -> None:
+    from conftest import default_spec
+
+    project = make_project(spec=default_spec(
+        tests=["tests/test_calc.py", "tests/test_fill.py"], expectBaselinePass=5))
+    project.write("tests/test_fill.py", FILLING_TEST)
+    project.commit("a test that fills the disk")
+
+    done = cli(project.root, "verify", "specs/calc.json",
+               env={**os.environ, "TMPDIR": str(small_tmpdir)})
+
+    assert done.code == 2, done.out + done.err
+    assert "no space left" in done.err.lower()
+    assert "report unreadable" not in done.err
