@@ -127,6 +127,13 @@ def baseline_problem(facts: RunFacts, expected_pass: int, approved: int = 0) -> 
         return f"not green: {facts.failed} test(s) failed ({counts})" + (
             f"; {facts.runner} said: {said}" if problem is not None and said else ""
         )
+    if (problem is not None and facts.runner == "pytest" and facts.exit is RunExit.TESTS_FAILED
+            and facts.passed and not facts.failed):
+        return (f"every test passed but pytest exited {facts.exit_status}: an option of the "
+                "project's (an addopts such as --cov-fail-under) or a plugin failed the run"
+                f"{_said(facts)} ({counts}); give mutharness's runs their own options with "
+                "`pytest-addopts` in the project config (mutharness.toml), which replaces "
+                "the project's addopts")
     if problem is not None:
         return f"no trustworthy run: {problem} ({counts})"
     if facts.passed + approved != expected_pass:

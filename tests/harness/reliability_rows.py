@@ -116,9 +116,13 @@ ROWS: tuple[Row, ...] = (
         "accepted; listed in the results and the evidence; not counted as passes",
         "exit 0; both listed with their reasons",
         H + "test_baseline.py::test_a_stably_skipped_test_is_accepted_listed_and_not_counted_as_a_pass"),
-    Row("verdicts", "a mutant run in which a test the baseline ran skips itself",
-        "UNTRUSTWORTHY naming the test", "as expected",
-        H + "test_baseline.py::test_a_mutant_that_makes_a_test_skip_is_untrustworthy"),
+    Row("verdicts", "a mutant run in which one test fails and another the baseline ran skips itself",
+        "CAUGHT by the failing test (it ran); the skip kept as a fact", "as expected (was: UNTRUSTWORTHY)",
+        H + "test_baseline.py::test_a_mutant_that_fails_a_test_and_makes_another_skip_is_caught_by_the_failure"),
+    Row("environment", "a baseline failed by the project's --cov-fail-under (every test passed, exit 1)",
+        "refused naming `pytest-addopts` as the remedy; with it set, verified", "exit 2, then exit 0",
+        H + "test_clean_state.py::"
+        "test_a_baseline_failed_by_the_project_s_coverage_floor_names_pytest_addopts_as_the_remedy"),
     # -- interrupts ----------------------------------------------------------------------
     Row("interrupts", "SIGINT while a mutant runs",
         "exit 130; child tree killed; workspace removed; lock released; tree identical",

@@ -67,7 +67,7 @@ def test_a_stably_skipped_test_is_accepted_listed_and_not_counted_as_a_pass(
     assert "`tests/test_calc.py::test_later`: skipped (needs numpy)" in evidence
 
 
-def test_a_mutant_that_makes_a_test_skip_is_untrustworthy(
+def test_a_mutant_that_fails_a_test_and_makes_another_skip_is_caught_by_the_failure(
     make_project: ProjectFactory, verify_here: Verify
 ) -> None:
     project = make_project(spec=default_spec(expectBaselinePass=5, mutations=[{
@@ -81,10 +81,10 @@ def test_a_mutant_that_makes_a_test_skip_is_untrustworthy(
     run, recorder = verify_here(project)
 
     [result] = recorder.results
-    assert result.verdict.value == "UNTRUSTWORTHY"
-    assert "1 test(s) skipped or xfailed differently from the baseline: " \
-        "tests/test_calc.py::test_skips_when_unclamped" in result.reason
-    assert run.exit_code() is ExitCode.NO_VERDICT
+    assert result.verdict.value == "CAUGHT"
+    assert result.facts.failing_ids == ("tests/test_calc.py::test_clamp_above",)
+    assert "tests/test_calc.py::test_skips_when_unclamped" in result.facts.inert
+    assert run.exit_code() is ExitCode.OK
 
 
 def test_a_pass_count_other_than_the_pin_is_refused_naming_both_numbers(

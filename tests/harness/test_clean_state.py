@@ -231,3 +231,27 @@ def test_a_test_that_only_refreshes_the_checkouts_index_causes_no_drift(
 
     assert done.code == 0, done.out + done.err
     assert [m["verdict"] for m in mutations_of(project.root)] == ["CAUGHT", "CAUGHT", "SURVIVED"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="builds POSIX venv layouts (bin/python)")
+def test_a_baseline_failed_by_the_project_s_coverage_floor_names_pytest_addopts_as_the_remedy(
+    make_project: ProjectFactory, make_venv: VenvFactory, tool_site: Path, cli: Cli
+) -> None:
+    project = make_project()
+    project.write("src/calc.py", (project.root / "src/calc.py").read_text("utf-8")
+                  + "\n\ndef never_called():\n    return 1\n")
+    project.write("pyproject.toml", (
+        '[tool.pytest.ini_options]\npythonpath = ["src"]\n'
+        'addopts = "--cov=calc --cov-fail-under=100"\n'
+    ))
+    project.commit("a coverage floor the spec's tests alone do not reach")
+    venv = make_venv("cov", tools=tool_site)
+
+    refused = cli(project.root, "verify", "specs/calc.json", "--python", str(venv.python))
+    project.write("mutharness.toml", 'pytest-addopts = "--cov=calc"\n')
+    project.commit("mutharness runs keep coverage, not its floor")
+    mended = cli(project.root, "verify", "specs/calc.json", "--python", str(venv.python))
+
+    assert refused.code == 2, refused.out + refused.err
+    assert "pytest-addopts" in refused.err
+    assert mended.code == 0, mended.out + mended.err
