@@ -44,6 +44,7 @@ from mutharness.results import (
 )
 from mutharness.shards import Shard, ShardPlan
 from mutharness.spec import Spec
+from mutharness.sweep import sweep_stale_workspaces
 from mutharness.verdict import Verdict
 from mutharness.workspace import marked_directory
 
@@ -413,6 +414,9 @@ class Parallel:
                 run = self._run(workers, listener, environ, temp_dir, timings)
         finally:
             self._stop(workers, ending.interrupted or signal.SIGTERM)
+            # a worker killed outright left its workspace, its warm server and its tests'
+            # processes: ended and removed now, as its creator is dead, not at the next run
+            sweep_stale_workspaces(temp_dir)
         if run is None:  # what the workers finished, in -j 1 order, up to the first they did not
             named = _named(workers)
             finished, _ = completed(named, plan.specs, self.wanted, self.given)

@@ -481,6 +481,10 @@ ROWS: tuple[Row, ...] = (
     Row("honesty", "a mutant that only a unittest subTest catches (pytest 9, which pytest-json-report words as passed)",
         "CAUGHT, the test named as failing", "as expected (was UNTRUSTWORTHY: exit 1 with no failing test)",
         H + "test_subtests.py::test_a_suite_with_subtests_is_measured_and_a_failing_subtest_fails_its_test"),
+    Row("parallel", "a -j 2 worker killed with SIGKILL mid-run",
+        "its workspace removed and its tests' processes ended at once by the parent (not at the next run)",
+        "no mh-* left, no live pytest pid (was: the workspace and a pytest process left)",
+        H + "test_parallel.py::test_a_worker_killed_outright_stops_the_others_and_the_run_says_so"),
     # -- shards and --first-failure --------------------------------------------------------------
     Row("shards", "--shard 0/2, 3/2, 1/0 or a malformed value",
         "refused, naming the 1-based rule", "as expected",

@@ -278,18 +278,31 @@ def test_j2_writing_its_results_inside_the_tree_is_not_a_dirty_tree_to_its_worke
     assert len(json.loads((project.root / "out.json").read_text("utf-8"))["specs"]) == 2
 
 
+def _running(pid: int) -> bool:
+    """Whether `pid` is a live process (a zombie, dead and awaiting its reaper, is not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
 def test_a_worker_killed_outright_stops_the_others_and_the_run_says_so(
     make_project: ProjectFactory, tmp_path: Path
 ) -> None:
-    project, child, temp, _ = _slow_run(make_project, tmp_path)
+    project, child, temp, log = _slow_run(make_project, tmp_path)
     os.kill(max(_workers(temp)), signal.SIGKILL)
     out, err = child.communicate(timeout=120)
 
     assert child.returncode == 2, out + err
     assert "was killed by signal 9 (SIGKILL) before its results were complete" in err
     assert _workers(temp) == []
-    assert not [p for p in temp.iterdir() if p.name.startswith("mh-jobs-")]
+    # the killed worker's workspace and its tests' processes are gone at once, not left for
+    # a later run's sweep
+    assert not [p for p in temp.iterdir() if p.name.startswith("mh-")]
+    pids = {int(line.split()[0]) for line in log.read_text().splitlines()}
+    assert [pid for pid in pids if _running(pid)] == []
     assert git(project.root, "status", "--porcelain") == ""
     results = json.loads((project.root / ".mutharness/results.json").read_text("utf-8"))
     assert results["exit_code"] == 2 and "SIGKILL" in results["error"]
