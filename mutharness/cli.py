@@ -287,31 +287,50 @@ def _finish(
     if run.error is not None:
         console.error(run.error)
     code = run.exit_code()
+    from mutharness.reports.evidence import evidence_documents, write_documents
+    from mutharness.reports.outputs import GitHub
+
+    documents: tuple[Path, dict[str, str]] | None = None  # all rendered before one is written
+    rendered: list[tuple[Path, bytes]] | None = None
+    unmade = False
     if evidence_dir is not None and not run.complete:
         console.line("evidence: not written (the run did not complete: its results are "
                      "partial)", "yellow")
     elif evidence_dir is not None:
-        from mutharness.reports.evidence import write_evidence
-
         try:
-            written = write_evidence(run, evidence_dir, template_dir)
+            documents = evidence_dir, evidence_documents(run, evidence_dir, template_dir)
+        except MutharnessError as error:
+            console.error(error)
+            unmade = True
+        except OSError as error:
+            console.error(OSProblem.from_error(error, f"reading the evidence in {evidence_dir}"))
+            unmade = True
+    try:
+        rendered = reports.render(run)
+    except MutharnessError as error:
+        console.error(error)
+        unmade = True
+    if unmade:
+        code = ExitCode.NO_VERDICT
+    if unmade and (documents is not None or rendered):
+        console.line("evidence and reports: none written (one of them could not be made)",
+                     "yellow")
+        documents, rendered = None, None
+    if documents is not None:
+        try:
+            written = write_documents(*documents)
             console.line(f"evidence: {len(written)} document(s) in {evidence_dir}",
                          "bright_black")
         except MutharnessError as error:
             console.error(error)
             code = ExitCode.NO_VERDICT
-        except OSError as error:
-            console.error(OSProblem.from_error(error, f"writing the evidence in {evidence_dir}"))
-            code = ExitCode.NO_VERDICT
-    from mutharness.reports.outputs import GitHub
-
     try:
-        for path in reports.write(run):
+        for path in reports.write_rendered(rendered or []):
             console.line(f"report: {path}", "bright_black")
         github = GitHub.of(os.environ)
         if github is not None:
             for command in github.annotations(run):
-                console.line(command)
+                console.workflow_command(command)
             github.add_summary(run)
     except MutharnessError as error:
         console.error(error)
@@ -497,7 +516,7 @@ def render(results: Path, out_dir: Path | None, template_dir: Path | None,
            html_path: Path | None) -> None:
     """Re-render evidence (and reports) from a saved RESULTS file; never reruns tests."""
     from mutharness.reports.console import Console
-    from mutharness.reports.evidence import results_problem, write_evidence
+    from mutharness.reports.evidence import evidence_documents, results_problem, write_documents
     from mutharness.reports.outputs import Reports
     from mutharness.results import read_results
 
@@ -510,8 +529,10 @@ def render(results: Path, out_dir: Path | None, template_dir: Path | None,
         problem = results_problem(document)  # evidence is of whole runs; reports say any run
         if problem is not None and out_dir is not None:
             raise EnvironmentProblem(f"{results} is not a mutharness results file: {problem}")
-        written = write_evidence(document, out_dir, template_dir) if out_dir else ()
-        written += reports.write(document)
+        documents = evidence_documents(document, out_dir, template_dir) if out_dir else None
+        rendered = reports.render(document)  # every report is rendered before one is written
+        written = write_documents(out_dir, documents) if out_dir and documents else ()
+        written += reports.write_rendered(rendered)
     except MutharnessError as error:
         _fail(error)
     except OSError as error:
