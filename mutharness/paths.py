@@ -6,6 +6,7 @@ printable.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import stat
 from pathlib import Path
@@ -20,6 +21,7 @@ _RESERVED = frozenset(
 )
 _WINDOWS_FORBIDDEN = frozenset('<>"|?*')
 MAX_PATH_CHARS = 1024
+_NOT_PLAIN = re.compile(r"[^A-Za-z0-9._-]")
 
 
 def shown(text: str) -> str:
@@ -34,6 +36,17 @@ def shown(text: str) -> str:
             raw = text.encode("utf-8", "surrogatepass")
         return raw.decode("utf-8", "backslashreplace")
     return text
+
+
+def plain_name(name: str) -> str:
+    """`name` (a spec id) as one portable file name component that no list of paths splits
+    (`:` in PYTHONPATH, `;` on Windows) and no tool reads as more than one word: itself when
+    it is plain ASCII (letters, digits, `.`, `_`, `-`), else its plain characters and a
+    digest of the whole, so that two names never become one."""
+    plain = _NOT_PLAIN.sub("_", name).strip(".") or "_"
+    if plain == name and name not in (".", ".."):
+        return name
+    return f"{plain[:64]}-{hashlib.sha256(name.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
 
 
 def path_problem(path: str) -> str | None:

@@ -238,6 +238,14 @@ ROWS: tuple[Row, ...] = (
     Row("hostile output", "a results file with a duration of Infinity, -Infinity, NaN or -1.5 given to render",
         "refused naming the key (exit 2); nothing written", "as expected (was: rendered, exit 0)",
         H + "test_hostile_output.py::test_render_refuses_results_with_non_finite_or_negative_durations"),
+    # -- a gate never reads stale results ---------------------------------------------------------
+    Row("stale results", "spec files named calc:add.json, my spec.json and with ;$()#'\" in the name",
+        "verified as any other: verdicts, results and evidence under that id",
+        "as expected (was for ':': the probe plugin unimportable, a red baseline blamed on the suite)",
+        H + "test_stale_results.py::test_a_spec_whose_file_name_holds_a_colon_a_space_or_shell_characters_runs_as_any_other"),
+    Row("stale results", "a spec named calc:add.json under -j 2", "verified, as under -j 1",
+        "as expected (was: a red baseline)",
+        H + "test_stale_results.py::test_specs_with_a_colon_in_their_names_run_under_j2_as_under_j1"),
     # -- target files ------------------------------------------------------------------------
     Row("target files", "CRLF checkouts (core.autocrlf=true, .gitattributes eol=crlf, .git/info/attributes) with LF single- and multi-line anchors",
         "CAUGHT; CRLF splice recorded; never mixed endings; restore byte-identical", "as expected in all three setups",
