@@ -632,6 +632,7 @@ def evidence_check(evidence_dir: Path | None) -> None:
     """Exit 1 when an evidence document is stale: a file it depends on changed since."""
     try:
         source, console = _open_repository()
+        from mutharness.reports.console import printable
         from mutharness.reports.staleness import check_evidence
 
         directory = evidence_dir or source.root / "evidence"
@@ -656,7 +657,8 @@ def evidence_check(evidence_dir: Path | None) -> None:
             )
             for item in verdict.stale:
                 state = "missing" if item.missing else "added" if item.added else "changed"
-                console.line(f"    {item.path} {state} (stales: {', '.join(item.facts)})", "red")
+                console.line(f"    {printable(item.path)} {state} (stales: "
+                             f"{', '.join(item.facts)})", "red")
         else:
             console.line(f"{verdict.document}: fresh")
     console.line(

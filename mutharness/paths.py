@@ -22,6 +22,10 @@ _RESERVED = frozenset(
 _WINDOWS_FORBIDDEN = frozenset('<>"|?*')
 MAX_PATH_CHARS = 1024
 _NOT_PLAIN = re.compile(r"[^A-Za-z0-9._-]")
+# What a terminal obeys or breaks a line at: C0 and C1 controls, DEL, the Unicode line and
+# paragraph separators, and the bidirectional overrides and isolates.
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
 def shown(text: str) -> str:
@@ -47,6 +51,20 @@ def plain_name(name: str) -> str:
     if plain == name and name not in (".", ".."):
         return name
     return f"{plain[:64]}-{hashlib.sha256(name.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
+
+
+def visible(text: str, keep: str = "") -> str:
+    """`text` as `shown`, with each control character (but those in `keep`) written as its
+    escape: `\\n`, `\\x1b`, `\\u202e`."""
+
+    def escape(match: re.Match[str]) -> str:
+        char = match.group()
+        if char in keep:
+            return char
+        code = ord(char)
+        return _NAMED.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+
+    return _CONTROLS.sub(escape, shown(text))
 
 
 def path_problem(path: str) -> str | None:

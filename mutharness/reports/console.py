@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import re
 import shutil
 import sys
 import threading
@@ -17,7 +16,7 @@ from typing import TYPE_CHECKING, TextIO
 import click
 
 from mutharness.errors import ExitCode, MutharnessError, OutputClosed
-from mutharness.paths import shown
+from mutharness.paths import visible
 from mutharness.pins import Pin, PinState
 from mutharness.redfirst import Pairing, RedFirst
 from mutharness.reports.outcome import mismatch
@@ -39,12 +38,6 @@ MAX_INVARIANTS_SHOWN = 20
 NAME_WIDTH = 90
 TICK_S = 1.0  # how often the status line's clock moves
 CLEAR = "\r\x1b[2K"  # back to the line's start, and clear it
-# What a terminal or a CI log would obey or break a line at: C0 and C1 controls, DEL, the
-# Unicode line and paragraph separators, and the bidirectional overrides and isolates.
-_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
 @dataclass(frozen=True)
 class Glyphs:
     """Marks used in output; plain ASCII where the stream cannot encode the fancy ones."""
@@ -62,17 +55,12 @@ class Glyphs:
         return cls("↳", "✗")
 
 
-def _escape(char: str) -> str:
-    code = ord(char)
-    return _NAMED.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
-
-
 def printable(text: str) -> str:
     """Text the tests or a spec chose (a test id, a file name, a name), as inert data in one
     console line: control characters, line breaks and what is not UTF-8 shown as escapes
     (`\\x1b`, `\\n`, `\\xff`), and nothing a CI log takes for a command (GitHub's `::` at
     a line's start, after blanks, and its legacy `##[` anywhere)."""
-    text = _UNSAFE.sub(lambda match: _escape(match.group()), shown(text))
+    text = visible(text)
     text = text.replace("##[", "##\\x5b")
     blank = len(text) - len(text.lstrip())
     if text.startswith("::", blank):

@@ -15,6 +15,7 @@ import jinja2
 
 from mutharness.atomic import write_atomic
 from mutharness.errors import EnvironmentProblem
+from mutharness.paths import visible
 from mutharness.redfirst import RedFirst
 from mutharness.reports.markdown import escape_markdown
 from mutharness.results import ResultsError, RunResult, from_json, to_json
@@ -205,8 +206,9 @@ def _machine_free(value: Any) -> Any:
 
 
 def _tidy(text: str) -> str:
-    """Collapse runs of blank lines and end with exactly one newline."""
-    return re.sub(r"\n{3,}", "\n\n", text).strip("\n") + "\n"
+    """Collapse runs of blank lines and end with exactly one newline; a control character
+    that reached a code span or a fence (a NUL, an ESC in a reason) shown as its escape."""
+    return visible(re.sub(r"\n{3,}", "\n\n", text).strip("\n"), keep="\n\t") + "\n"
 
 
 def render_documents(

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from mutharness.paths import visible
+
 _MARKDOWN_SPECIALS = re.compile(r"([\\`*_\[\]|~])")
 _AUTOLINK = re.compile(r"(?i)(?<=[a-z])://|\bwww\.")  # GFM turns these into live links
 
@@ -14,7 +16,7 @@ def escape_markdown(value: object, limit: int | None = None) -> str:
 
     With `limit`, text longer than that many characters is cut, ending in `...`.
     """
-    text = " ".join(str(value).split())
+    text = visible(" ".join(str(value).split()))
     if limit is not None and len(text) > limit:
         text = text[: limit - 3] + "..."
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -180,3 +180,31 @@ def test_render_refuses_results_with_non_finite_or_negative_durations(
     assert "Traceback" not in render.err and "duration_s" in render.err
     assert not {"evidence", "f.xml", "f.md", "f.json", "f.html"} & {
         path.name for path in here.iterdir()}
+
+
+def test_render_writes_every_report_of_results_whose_texts_hold_lone_surrogates_nul_and_esc(
+    make_project: MakeProject, cli: Cli
+) -> None:
+    project = make_project()
+    here = project.root.parent
+    done = cli(project.root, "verify", "specs", "--json", str(here / "run.json"))
+    assert done.code == 0, done.out + done.err
+    document = json.loads((here / "run.json").read_text("utf-8"))
+    caught = document["specs"][0]["mutations"][0]
+    odd = "\ud800 \x00 \x1b[2J \udcff"
+    caught["facts"]["not_passed"][0]["nodeid"] += odd
+    caught["facts"]["not_passed"][0]["reason"] = odd
+    caught["reason"] = odd
+    (here / "odd.json").write_text(json.dumps(document), "utf-8")  # \ud800 as JSON writes it
+
+    render = cli(here, "render", "odd.json", "--out", "evidence", "--junit", "o.xml",
+                 "--summary", "o.md", "--report-stryker", "o.json", "--report-html", "o.html")
+
+    assert render.code == 0, render.out + render.err
+    ET.parse(here / "o.xml")
+    killed = json.loads((here / "o.json").read_text("utf-8"))["files"]["src/calc.py"]["mutants"]
+    assert any("\\x00" in test or "\\ud800" in test or "\\xed" in test
+               for mutant in killed for test in mutant["killedBy"]), killed
+    for name in ("o.md", "o.html", "evidence/calc.md", "evidence/index.md"):
+        text = (here / name).read_text("utf-8")
+        assert "\x00" not in text and "\x1b" not in text
