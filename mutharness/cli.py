@@ -241,8 +241,30 @@ def verify(
 
     console = Console(color=True if force_color else None, progress=not no_progress)
 
+    command = ("mutharness", "verify", *(path.as_posix() for path in specs))
+
     def body() -> int:
+        from mutharness.engine import record_refusal
         from mutharness.engine import verify as run_verify
+
+        try:
+            settings = checked()
+        except MutharnessError as error:  # no earlier results pass for this run's
+            record_refusal(json_path.absolute() if json_path else None, Path.cwd(), command,
+                           os.environ, error)
+            raise
+        with interrupts():
+            run = run_verify(settings, console, os.environ)
+        from mutharness.reports.outputs import Reports
+
+        try:
+            return int(_finish(run, console, evidence_dir, template_dir,
+                               Reports(junit_path, summary_path, stryker_path, html_path)))
+        except OutputClosed:
+            return int(ExitCode.NO_VERDICT)
+
+    def checked() -> Any:
+        """The run's settings, once the command line is known to be one that can run."""
         from mutharness.shards import Shard
 
         if not specs and since is None:
@@ -256,8 +278,7 @@ def verify(
             raise OptionConflict(("--shard", "--evidence"), "a shard holds part of a run; "
                                  "merge the shards' results (mutharness merge --evidence DIR)")
         settings = _settings(
-            specs or _default_specs("to verify"), given, config, allow_dirty,
-            ("mutharness", "verify", *(path.as_posix() for path in specs)),
+            specs or _default_specs("to verify"), given, config, allow_dirty, command,
             fail_fast=fail_fast, json_path=json_path.absolute() if json_path else None,
             since=since, shard=shard, jobs=jobs,
         )
@@ -265,15 +286,7 @@ def verify(
             from mutharness.reports.evidence import load_templates
 
             load_templates(template_dir)
-        with interrupts():
-            run = run_verify(settings, console, os.environ)
-        from mutharness.reports.outputs import Reports
-
-        try:
-            return int(_finish(run, console, evidence_dir, template_dir,
-                               Reports(junit_path, summary_path, stryker_path, html_path)))
-        except OutputClosed:
-            return int(ExitCode.NO_VERDICT)
+        return settings
 
     _run_command(console, body, "preparing the run")
 

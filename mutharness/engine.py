@@ -45,7 +45,8 @@ from mutharness.workspace import (
     temp_directory,
 )
 
-__all__ = ["Phase", "Prepared", "Settings", "effective_options", "prepare", "verify"]
+__all__ = ["Phase", "Prepared", "Settings", "effective_options", "prepare", "record_refusal",
+           "verify"]
 
 
 @dataclass(frozen=True)
@@ -230,7 +231,7 @@ def verify(
         prepared = prepare(settings, environ)
     except MutharnessError as error:
         if lock:
-            _record_refusal(settings, environ, error)
+            record_refusal(settings.json_path, settings.start, settings.command, environ, error)
         raise
     json_path = settings.json_path or prepared.run_dir / "results.json"
     if prepared.selection is not None:
@@ -263,8 +264,8 @@ def verify(
         return Session(plan).execute(listener, environ, prepared.temp_dir)
 
 
-def _record_refusal(settings: Settings, environ: Mapping[str, str],
-                    error: MutharnessError) -> None:
+def record_refusal(json_path: Path | None, start: Path, command: tuple[str, ...],
+                   environ: Mapping[str, str], error: MutharnessError) -> None:
     """An earlier run's results must not outlive a refused one, for `render` or a CI step to
     read as this run's: the results file (`--json`, else `.mutharness/results.json` when the
     repository is known and its run directory usable), if there is one, is replaced by a
@@ -272,20 +273,20 @@ def _record_refusal(settings: Settings, environ: Mapping[str, str],
     lock over is that run's, in progress, and is left to it."""
     source: SourceRepo | None = None
     with suppress(MutharnessError, OSError):
-        start = settings.start.resolve()
-        source = open_source(start, configure_git(environ.get("PATH", os.defpath),
-                                                  refuse=enclosing_worktrees(start)))
+        root = start.resolve()
+        source = open_source(root, configure_git(environ.get("PATH", os.defpath),
+                                                 refuse=enclosing_worktrees(root)))
     run_dir = None
     with suppress(MutharnessError, OSError):
         if source is not None and source.run_dir_problem(source.tracked()) is None \
                 and source.run_dir.is_dir():
             run_dir = source.run_dir
-    path = settings.json_path or (run_dir / "results.json" if run_dir is not None else None)
+    path = json_path or (run_dir / "results.json" if run_dir is not None else None)
     if path is None or not path.is_file():
         return
     record = RunResult(
         tool={}, commit=source.head if source is not None else "", dirty=False,
-        dirty_changes=(), command=settings.command, specs=(), complete=False, error=error,
+        dirty_changes=(), command=command, specs=(), complete=False, error=error,
     )
     with suppress(MutharnessError, OSError):
         if run_dir is None:

@@ -242,7 +242,7 @@ ROWS: tuple[Row, ...] = (
         "refused naming the key (exit 2); nothing written", "as expected (was: rendered, exit 0)",
         H + "test_hostile_output.py::test_render_refuses_results_with_non_finite_or_negative_durations"),
     # -- a gate never reads stale results ---------------------------------------------------------
-    Row("stale results", "a green run, then a run refused for a broken anchor, a dirty tree or a bad config (default path and --json)",
+    Row("stale results", "a green run, then a run refused for a broken anchor, a dirty tree, a bad config or a deleted spec file (default path and --json)",
         "the results file holds the refusal (incomplete, the error, exit 2), never the green run",
         "as expected; render --out refuses it (was: the green results left in place)",
         H + "test_stale_results.py::test_a_refused_run_leaves_no_earlier_green_results_for_render_or_ci"),

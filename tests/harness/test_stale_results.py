@@ -25,12 +25,16 @@ def _break(project: Project, how: str) -> None:
         project.commit("the anchor of the documented survivor is gone")
     elif how == "a dirty tree":
         project.write("src/calc.py", "# an uncommitted change\n")
+    elif how == "a spec file that is gone":
+        (project.root / "specs" / "calc.json").unlink()
+        project.commit("the spec is removed")
     else:
         project.write("mutharness.toml", "timeout-facotr = 3\n")
         project.commit("a config with a misspelt key")
 
 
-@pytest.mark.parametrize("how", ["a broken anchor", "a dirty tree", "a bad config"])
+@pytest.mark.parametrize("how", ["a broken anchor", "a dirty tree", "a bad config",
+                                 "a spec file that is gone"])
 def test_a_refused_run_leaves_no_earlier_green_results_for_render_or_ci(
     make_project: MakeProject, cli: Cli, how: str
 ) -> None:
