@@ -260,8 +260,30 @@ def verify(
 
     console = Console(color=True if force_color else None, progress=not no_progress)
 
+    command = ("mutharness", "verify", *(path.as_posix() for path in specs))
+
     def body() -> int:
+        from mutharness.engine import record_refusal
         from mutharness.engine import verify as run_verify
+
+        try:
+            settings = checked()
+        except MutharnessError as error:  # no earlier results pass for this run's
+            record_refusal(json_path.absolute() if json_path else None, Path.cwd(), command,
+                           os.environ, error)
+            raise
+        with interrupts():
+            run = run_verify(settings, console, os.environ)
+        from mutharness.reports.outputs import Reports
+
+        try:
+            return int(_finish(run, console, evidence_dir, template_dir,
+                               Reports(junit_path, summary_path, stryker_path, html_path)))
+        except OutputClosed:
+            return int(ExitCode.NO_VERDICT)
+
+    def checked() -> Any:
+        """The run's settings, once the command line is known to be one that can run."""
         from mutharness.shards import Shard
 
         if not specs and since is None:
@@ -275,8 +297,7 @@ def verify(
             raise OptionConflict(("--shard", "--evidence"), "a shard holds part of a run; "
                                  "merge the shards' results (mutharness merge --evidence DIR)")
         settings = _settings(
-            specs or _default_specs("to verify"), given, config, allow_dirty,
-            ("mutharness", "verify", *(path.as_posix() for path in specs)),
+            specs or _default_specs("to verify"), given, config, allow_dirty, command,
             fail_fast=fail_fast, json_path=json_path.absolute() if json_path else None,
             since=since, shard=shard, jobs=jobs,
         )
@@ -284,15 +305,7 @@ def verify(
             from mutharness.reports.evidence import load_templates
 
             load_templates(template_dir)
-        with interrupts():
-            run = run_verify(settings, console, os.environ)
-        from mutharness.reports.outputs import Reports
-
-        try:
-            return int(_finish(run, console, evidence_dir, template_dir,
-                               Reports(junit_path, summary_path, stryker_path, html_path)))
-        except OutputClosed:
-            return int(ExitCode.NO_VERDICT)
+        return settings
 
     _run_command(console, body, "preparing the run")
 
@@ -306,31 +319,50 @@ def _finish(
     if run.error is not None:
         console.error(run.error)
     code = run.exit_code()
+    from mutharness.reports.evidence import evidence_documents, write_documents
+    from mutharness.reports.outputs import GitHub
+
+    documents: tuple[Path, dict[str, str]] | None = None  # all rendered before one is written
+    rendered: list[tuple[Path, bytes]] | None = None
+    unmade = False
     if evidence_dir is not None and not run.complete:
         console.line("evidence: not written (the run did not complete: its results are "
                      "partial)", "yellow")
     elif evidence_dir is not None:
-        from mutharness.reports.evidence import write_evidence
-
         try:
-            written = write_evidence(run, evidence_dir, template_dir)
+            documents = evidence_dir, evidence_documents(run, evidence_dir, template_dir)
+        except MutharnessError as error:
+            console.error(error)
+            unmade = True
+        except OSError as error:
+            console.error(OSProblem.from_error(error, f"reading the evidence in {evidence_dir}"))
+            unmade = True
+    try:
+        rendered = reports.render(run)
+    except MutharnessError as error:
+        console.error(error)
+        unmade = True
+    if unmade:
+        code = ExitCode.NO_VERDICT
+    if unmade and (documents is not None or rendered):
+        console.line("evidence and reports: none written (one of them could not be made)",
+                     "yellow")
+        documents, rendered = None, None
+    if documents is not None:
+        try:
+            written = write_documents(*documents)
             console.line(f"evidence: {len(written)} document(s) in {evidence_dir}",
                          "bright_black")
         except MutharnessError as error:
             console.error(error)
             code = ExitCode.NO_VERDICT
-        except OSError as error:
-            console.error(OSProblem.from_error(error, f"writing the evidence in {evidence_dir}"))
-            code = ExitCode.NO_VERDICT
-    from mutharness.reports.outputs import GitHub
-
     try:
-        for path in reports.write(run):
+        for path in reports.write_rendered(rendered or []):
             console.line(f"report: {path}", "bright_black")
         github = GitHub.of(os.environ)
         if github is not None:
             for command in github.annotations(run):
-                console.line(command)
+                console.workflow_command(command)
             github.add_summary(run)
     except MutharnessError as error:
         console.error(error)
@@ -517,7 +549,7 @@ def render(results: Path, out_dir: Path | None, template_dir: Path | None,
     """Re-render evidence (and reports) from a saved RESULTS file; never reruns tests."""
     from mutharness.rederive import run_problems
     from mutharness.reports.console import Console
-    from mutharness.reports.evidence import results_problem, write_evidence
+    from mutharness.reports.evidence import evidence_documents, results_problem, write_documents
     from mutharness.reports.outputs import Reports
     from mutharness.results import ResultsError, read_results
 
@@ -534,8 +566,10 @@ def render(results: Path, out_dir: Path | None, template_dir: Path | None,
         problem = results_problem(document)  # evidence is of whole runs; reports say any run
         if problem is not None and out_dir is not None:
             raise EnvironmentProblem(f"{results} is not a mutharness results file: {problem}")
-        written = write_evidence(document, out_dir, template_dir) if out_dir else ()
-        written += reports.write(document)
+        documents = evidence_documents(document, out_dir, template_dir) if out_dir else None
+        rendered = reports.render(document)  # every report is rendered before one is written
+        written = write_documents(out_dir, documents) if out_dir and documents else ()
+        written += reports.write_rendered(rendered)
     except MutharnessError as error:
         _fail(error)
     except OSError as error:
@@ -646,6 +680,7 @@ def evidence_check(evidence_dir: Path | None) -> None:
     """Exit 1 when an evidence document is stale: a file it depends on changed since."""
     try:
         source, console = _open_repository()
+        from mutharness.reports.console import printable
         from mutharness.reports.staleness import check_evidence
 
         directory = evidence_dir or source.root / "evidence"
@@ -670,7 +705,8 @@ def evidence_check(evidence_dir: Path | None) -> None:
             )
             for item in verdict.stale:
                 state = "missing" if item.missing else "added" if item.added else "changed"
-                console.line(f"    {item.path} {state} (stales: {', '.join(item.facts)})", "red")
+                console.line(f"    {printable(item.path)} {state} (stales: "
+                             f"{', '.join(item.facts)})", "red")
         else:
             console.line(f"{verdict.document}: fresh")
     console.line(

@@ -13,6 +13,7 @@ from mutharness.affected import Records, Selection, fix_files, select
 from mutharness.check import Committed, check_spec_files, tracked_with
 from mutharness.errors import (
     DirtyTreeError,
+    MutharnessError,
     NothingSelected,
     RedFirstError,
     WorkspaceError,
@@ -53,7 +54,8 @@ from mutharness.workspace import (
     temp_directory,
 )
 
-__all__ = ["Phase", "Prepared", "Settings", "effective_options", "prepare", "verify"]
+__all__ = ["Phase", "Prepared", "Settings", "effective_options", "prepare", "record_refusal",
+           "verify"]
 
 
 @dataclass(frozen=True)
@@ -279,8 +281,14 @@ def verify(
 
     After the lock is taken every failure (disk full, a git error, a closed stdout...) ends
     the run with its results written and the error in them, never a traceback. Without
-    `lock` (a `verify -j` worker) the run is under its parent's lock."""
-    prepared = prepare(settings, environ)
+    `lock` (a `verify -j` worker) the run is under its parent's lock. A run refused before
+    it runs replaces the results file an earlier run left with its record of the refusal."""
+    try:
+        prepared = prepare(settings, environ)
+    except MutharnessError as error:
+        if lock:
+            record_refusal(settings.json_path, settings.start, settings.command, environ, error)
+        raise
     json_path = settings.json_path or prepared.run_dir / "results.json"
     if prepared.selection is not None:
         if not prepared.specs:  # the results say so too: an older results file is no answer
@@ -310,6 +318,38 @@ def verify(
             return _parallel(settings, prepared, plan, jobs).execute(
                 listener, environ, prepared.temp_dir)
         return Session(plan).execute(listener, environ, prepared.temp_dir)
+
+
+def record_refusal(json_path: Path | None, start: Path, command: tuple[str, ...],
+                   environ: Mapping[str, str], error: MutharnessError) -> None:
+    """An earlier run's results must not outlive a refused one, for `render` or a CI step to
+    read as this run's: the results file (`--json`, else `.mutharness/results.json` when the
+    repository is known and its run directory usable), if there is one, is replaced by a
+    record of the refusal (no specs, not complete, the error). A file another run holds the
+    lock over is that run's, in progress, and is left to it."""
+    source: SourceRepo | None = None
+    with suppress(MutharnessError, OSError):
+        root = start.resolve()
+        source = open_source(root, configure_git(environ.get("PATH", os.defpath),
+                                                 refuse=enclosing_worktrees(root)))
+    run_dir = None
+    with suppress(MutharnessError, OSError):
+        if source is not None and source.run_dir_problem(source.tracked()) is None \
+                and source.run_dir.is_dir():
+            run_dir = source.run_dir
+    path = json_path or (run_dir / "results.json" if run_dir is not None else None)
+    if path is None or not path.is_file():
+        return
+    record = RunResult(
+        tool={}, commit=source.head if source is not None else "", dirty=False,
+        dirty_changes=(), command=command, specs=(), complete=False, error=error,
+    )
+    with suppress(MutharnessError, OSError):
+        if run_dir is None:
+            write_results(record, path)
+            return
+        with repository_lock(run_dir, 0):
+            write_results(record, path)
 
 
 def _parallel(settings: Settings, prepared: Prepared, plan: Plan, jobs: int) -> Parallel:

@@ -6,6 +6,7 @@ printable.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import stat
 from pathlib import Path
@@ -20,6 +21,11 @@ _RESERVED = frozenset(
 )
 _WINDOWS_FORBIDDEN = frozenset('<>"|?*')
 MAX_PATH_CHARS = 1024
+_NOT_PLAIN = re.compile(r"[^A-Za-z0-9._-]")
+# What a terminal obeys or breaks a line at: C0 and C1 controls, DEL, the Unicode line and
+# paragraph separators, and the bidirectional overrides and isolates.
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
 def shown(text: str) -> str:
@@ -43,6 +49,31 @@ def repo_path(name: str) -> str | None:
         return None
     parts = [part for part in name.replace("\\", "/").split("/") if part not in ("", ".")]
     return "/".join(parts) if parts and ".." not in parts else None
+
+
+def plain_name(name: str) -> str:
+    """`name` (a spec id) as one portable file name component that no list of paths splits
+    (`:` in PYTHONPATH, `;` on Windows) and no tool reads as more than one word: itself when
+    it is plain ASCII (letters, digits, `.`, `_`, `-`), else its plain characters and a
+    digest of the whole, so that two names never become one."""
+    plain = _NOT_PLAIN.sub("_", name).strip(".") or "_"
+    if plain == name and name not in (".", ".."):
+        return name
+    return f"{plain[:64]}-{hashlib.sha256(name.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
+
+
+def visible(text: str, keep: str = "") -> str:
+    """`text` as `shown`, with each control character (but those in `keep`) written as its
+    escape: `\\n`, `\\x1b`, `\\u202e`."""
+
+    def escape(match: re.Match[str]) -> str:
+        char = match.group()
+        if char in keep:
+            return char
+        code = ord(char)
+        return _NAMED.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+
+    return _CONTROLS.sub(escape, shown(text))
 
 
 def path_problem(path: str) -> str | None:

@@ -7,6 +7,7 @@ so a document that does not follow the schema is refused in one place, with what
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -157,14 +158,14 @@ class ResultsError(MutharnessError):
         return f"{self.source} is not a mutharness results file: {self.problem}"
 
 
-def _clean(value: Any) -> Any:
+def encodable(value: Any) -> Any:
     """A JSON value whose every string can be written as UTF-8 (file names that are not)."""
     if isinstance(value, str):
         return shown(value)
     if isinstance(value, dict):
-        return {shown(str(key)): _clean(item) for key, item in value.items()}
+        return {shown(str(key)): encodable(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [_clean(item) for item in value]
+        return [encodable(item) for item in value]
     return value
 
 
@@ -302,7 +303,7 @@ def spec_json(result: SpecResult, timings: bool = True) -> dict[str, Any]:
 def to_json(run: RunResult, timings: bool = True) -> dict[str, Any]:
     """The results document: the single source for evidence rendering. Without `timings`
     it holds no durations or timeouts, so the same facts give the same bytes."""
-    document: dict[str, Any] = _clean({
+    document: dict[str, Any] = encodable({
         "schema": SCHEMA_VERSION,
         "complete": run.complete,
         "error": run.error.message() if run.error is not None else "",
@@ -335,7 +336,7 @@ def write_red_first(
     tools: Mapping[str, str], path: Path,
 ) -> None:
     """Write a red-first run's results file atomically (its own kind, this schema)."""
-    document = _clean({
+    document = encodable({
         "schema": SCHEMA_VERSION, "kind": RED_FIRST_KIND, "commit": record.head,
         "command": list(command), "tool": dict(tools), "specs": list(spec_ids),
         "exit_code": int(record.exit_code()), "red_first": record.to_json(),
@@ -369,7 +370,12 @@ class _Reader:
         return bool(self._get(key, (bool,), default))
 
     def number(self, key: str, default: Any = ...) -> float:
-        return float(self._get(key, (int, float), default))
+        """A duration or a timeout: a finite number, never below zero (JSON as Python
+        reads it also holds `Infinity` and `NaN`)."""
+        value = float(self._get(key, (int, float), default))
+        if not math.isfinite(value) or value < 0:
+            raise _Bad(f"{self.where}{key} is {value}, not a finite number of seconds >= 0")
+        return value
 
     def integer(self, key: str) -> int:
         return int(self._get(key, (int,)))

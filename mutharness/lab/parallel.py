@@ -33,6 +33,7 @@ from mutharness.lab.joining import Given, completed
 from mutharness.lab.schedule import Item, Schedule, Timings, previous_timings, timings_of
 from mutharness.lab.session import FAIL_FAST, Plan, Session, stopped_after
 from mutharness.merge import notes_of
+from mutharness.paths import plain_name
 from mutharness.results import (
     MutationResult,
     RecordedError,
@@ -392,7 +393,7 @@ class Parallel:
         def rerun(spec: Spec, result: MutationResult) -> MutationResult:
             index = result.mutation.index
             alone = replace(self.plan, only={spec.id: (index,)}, shard=None, fail_fast=False,
-                            json_path=self.scratch / f"rerun-{spec.id}-{index}.json")
+                            json_path=self.scratch / f"rerun-{plain_name(spec.id)}-{index}.json")
             run = Session(alone).execute(Silent(), environ, temp_dir)
             if run.interrupted is not None:
                 raise Interrupted(run.interrupted)

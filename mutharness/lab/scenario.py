@@ -10,6 +10,7 @@ from pathlib import Path
 from mutharness.anchors import Splice, locate, unified_diff
 from mutharness.errors import WorkspaceError
 from mutharness.lab.events import Listener, Phase
+from mutharness.paths import plain_name
 from mutharness.runners.base import RunFacts, Runner, RunRequest
 from mutharness.signals import deferred
 from mutharness.spec import Mutation, Spec
@@ -108,7 +109,8 @@ def _splice(scenario: Scenario, mutation: Mutation, original: bytes) -> Splice:
 def _request(scenario: Scenario, workspace: Workspace) -> RunRequest:
     return RunRequest(
         scenario.spec.tests, workspace.root,
-        workspace.scratch(f"runs/{scenario.spec.id}/{scenario.name}"), scenario.timeout_s,
+        workspace.scratch(f"runs/{plain_name(scenario.spec.id)}/{scenario.name}"),
+        scenario.timeout_s,
         collect_only=scenario.kind is Kind.COLLECT, keep_going=scenario.kind is Kind.REVERTED,
         first_failure=scenario.first_failure, mutant=scenario.kind is Kind.MUTANT,
     )

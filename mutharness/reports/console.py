@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, TextIO
 import click
 
 from mutharness.errors import ExitCode, MutharnessError, OutputClosed
-from mutharness.paths import shown
+from mutharness.paths import visible
 from mutharness.pins import Pin, PinState
 from mutharness.redfirst import Pairing, RedFirst
 from mutharness.reports.outcome import mismatch
@@ -38,8 +38,6 @@ MAX_INVARIANTS_SHOWN = 20
 NAME_WIDTH = 90
 TICK_S = 1.0  # how often the status line's clock moves
 CLEAR = "\r\x1b[2K"  # back to the line's start, and clear it
-
-
 @dataclass(frozen=True)
 class Glyphs:
     """Marks used in output; plain ASCII where the stream cannot encode the fancy ones."""
@@ -57,17 +55,30 @@ class Glyphs:
         return cls("↳", "✗")
 
 
+def printable(text: str) -> str:
+    """Text the tests or a spec chose (a test id, a file name, a name), as inert data in one
+    console line: control characters, line breaks and what is not UTF-8 shown as escapes
+    (`\\x1b`, `\\n`, `\\xff`), and nothing a CI log takes for a command (GitHub's `::` at
+    a line's start, after blanks, and its legacy `##[` anywhere)."""
+    text = visible(text)
+    text = text.replace("##[", "##\\x5b")
+    blank = len(text) - len(text.lstrip())
+    if text.startswith("::", blank):
+        text = f"{text[:blank]}\\x3a{text[blank + 1:]}"
+    return text
+
+
 def _label(name: str) -> str:
     flat = " ".join(name.split())
-    return flat if len(flat) <= NAME_WIDTH else flat[: NAME_WIDTH - 3] + "..."
+    return printable(flat if len(flat) <= NAME_WIDTH else flat[: NAME_WIDTH - 3] + "...")
 
 
 def _shown(path: str) -> str:
     """A path as the user can open it from here: relative below the current directory."""
     try:
-        return Path(path).relative_to(Path.cwd()).as_posix()
+        return printable(Path(path).relative_to(Path.cwd()).as_posix())
     except ValueError:
-        return path
+        return printable(path)
 
 
 def _terminal_sequences() -> bool:
@@ -135,7 +146,7 @@ class Console:
             if progress is None or "stdout" in self.closed:
                 return
             width = shutil.get_terminal_size((80, 24)).columns - 1
-            text = progress.line(time.monotonic(), width)
+            text = printable(progress.line(time.monotonic(), width))
             try:
                 sys.stdout.write(CLEAR + click.style(text, fg="cyan") if self.color is not False
                                  else CLEAR + text)
@@ -161,7 +172,15 @@ class Console:
 
     def line(self, text: str = "", colour: str | None = None, err: bool = False) -> None:
         """One line, flushed at once (also when stdout is a file or a pipe); on a terminal
-        with a status line, printed above it."""
+        with a status line, printed above it. Each of its lines goes through `printable`:
+        whatever a caller put in it, no line carries a control character or a command."""
+        self._write("\n".join(printable(part) for part in text.split("\n")), colour, err)
+
+    def workflow_command(self, command: str) -> None:
+        """A GitHub workflow command as `reports.annotations` made it (its data escaped)."""
+        self._write(command, None, False)
+
+    def _write(self, text: str, colour: str | None, err: bool) -> None:
         name = "stderr" if err else "stdout"
         if name in self.closed:
             return
@@ -169,7 +188,7 @@ class Console:
         with self.lock:
             self._clear()
             try:
-                click.secho(shown(text), fg=colour, err=err, color=self.color)
+                click.secho(text, fg=colour, err=err, color=self.color)
                 stream.flush()
             except (OSError, ValueError) as error:  # EPIPE, ENOSPC, EBADF; ValueError: closed
                 self.closed.add(name)
@@ -211,8 +230,8 @@ class Console:
         self.line(f"HEAD {source.short}  {state}", "yellow" if changes else None)
 
     def baseline_started(self, spec: Spec) -> None:
-        self.line(f"spec {spec.id} ({spec.path})")
-        self.line(f"baseline: {' '.join(spec.tests)}", "bright_black")
+        self.line(f"spec {printable(spec.id)} ({printable(spec.path)})")
+        self.line(f"baseline: {' '.join(map(printable, spec.tests))}", "bright_black")
 
     def baseline_finished(self, spec: Spec, facts: RunFacts) -> None:
         if self.progress is not None:
@@ -236,21 +255,22 @@ class Console:
                   f"{len(plan.plan)} spec(s)", "bright_black")
 
     def proving(self, proof: Proof) -> None:
-        shown_fix = ", ".join(proof.fix[:5]) + (
+        shown_fix = ", ".join(map(printable, proof.fix[:5])) + (
             f" and {len(proof.fix) - 5} more" if len(proof.fix) > 5 else "")
         if proof.named:
-            self.line(f"{proof.rev} ({proof.named[:12]}) is not an ancestor of HEAD: the fix is "
-                      f"reverted to their merge base {proof.base[:12]}", "yellow")
-        self.line(f"red-first against {proof.rev} ({proof.base[:12]}): the fix is "
+            self.line(f"{printable(proof.rev)} ({proof.named[:12]}) is not an ancestor of HEAD: "
+                      f"the fix is reverted to their merge base {proof.base[:12]}", "yellow")
+        self.line(f"red-first against {printable(proof.rev)} ({proof.base[:12]}): the fix is "
                   f"{len(proof.fix)} file(s): {shown_fix}")
-        self.line(f"tests ({proof.spec.runner}): {' '.join(proof.spec.tests)}", "bright_black")
+        self.line(f"tests ({proof.spec.runner}): {' '.join(map(printable, proof.spec.tests))}",
+                  "bright_black")
 
     def pin(self, pin: Pin) -> None:
         """One `mutharness baseline` line."""
         colour = {PinState.OK: "green", PinState.DRIFT: "yellow"}.get(pin.state, "red")
         self.line(pin.line(), colour)
         for test in pin.tests[:20]:
-            self.line(f"    {test}", colour)
+            self.line(f"    {printable(test)}", colour)
 
     def results(self, path: Path) -> None:
         """Where a command's results file is."""
@@ -270,7 +290,7 @@ class Console:
                 if shown_quiet > MAX_INVARIANTS_SHOWN:
                     continue
             self.line(
-                f"  {item.pairing.value:<11} {item.nodeid}: HEAD {item.head}, reverted "
+                f"  {item.pairing.value:<11} {printable(item.nodeid)}: HEAD {item.head}, reverted "
                 f"{item.reverted}{notes.get(item.pairing, '')}",
                 colours.get(item.pairing, "red"),
             )
@@ -308,12 +328,12 @@ class Console:
         if result.never_imported:
             detail += " never imported: the mutant did not run"
         if not result.verdict.is_evidence:
-            detail = f"({result.reason})"
+            detail = f"({printable(result.reason)})"
         elif result.reason:  # a survivor whose tests skipped instead of running
-            detail += f" {result.reason}"
+            detail += f" {printable(result.reason)}"
         self.line(f"{mark} {word:<12} {_label(result.mutation.name)}  {detail}", colour)
         for test_id in facts.failing_ids[:MAX_FAILING_SHOWN]:
-            self.line(f"      {self.glyphs.arrow} {test_id}", "bright_black")
+            self.line(f"      {self.glyphs.arrow} {printable(test_id)}", "bright_black")
         if (more := len(facts.failing_ids) - MAX_FAILING_SHOWN) > 0:
             self.line(f"      {self.glyphs.arrow} and {more} more (all in the results file)",
                       "bright_black")
@@ -350,13 +370,14 @@ class Console:
             doubtful = [r for r in results if not r.verdict.is_evidence]
             self.line("no trustworthy verdict:", "red")
             if run.error is not None:
-                self.line(f"  {run.error.message().splitlines()[0]}", "red")
+                self.line(f"  {printable(run.error.message().splitlines()[0])}", "red")
             for spec in broken:  # its error was printed when it happened
                 what = spec.stopped or "no verdict, for the reason printed above"
-                self.line(f"  spec {spec.spec.id}: {what}", "red")
+                self.line(f"  spec {printable(spec.spec.id)}: {printable(what)}", "red")
             for result in doubtful:
                 self.line(
-                    f"  {_label(result.mutation.name)}: {result.verdict.value} ({result.reason})",
+                    f"  {_label(result.mutation.name)}: {result.verdict.value} "
+                    f"({printable(result.reason)})",
                     "red",
                 )
             if unexpected:
@@ -370,7 +391,7 @@ class Console:
             f"{lead}{len(unexpected)} of {total} mutation(s) did NOT behave as expected:", "red"
         )
         for result in unexpected:
-            self.line(f"  {_label(result.mutation.name)}: {mismatch(result)}", "red")
+            self.line(f"  {_label(result.mutation.name)}: {printable(mismatch(result))}", "red")
         if any(r.mutation.expect_caught and r.verdict is Verdict.SURVIVED for r in unexpected):
             self.line(
                 "hint: a survivor means no test drives the mutated line. Add an assertion that\n"

@@ -15,36 +15,21 @@ import jinja2
 
 from mutharness.atomic import write_atomic
 from mutharness.errors import EnvironmentProblem
+from mutharness.paths import visible
 from mutharness.redfirst import RedFirst
+from mutharness.reports.markdown import escape_markdown
 from mutharness.results import ResultsError, RunResult, from_json, to_json
 
 INDEX = "index.md"
 FACTS_SUFFIX = ".json"  # beside each <spec-id>.md: the facts it was rendered from, no timings
 TEMPLATES = ("spec.md.j2", "index.md.j2")
 MAX_CELL_CHARS = 500
-_MARKDOWN_SPECIALS = re.compile(r"([\\`*_\[\]|~])")
 _BACKTICK_RUN = re.compile(r"`+")
-_AUTOLINK = re.compile(r"(?i)(?<=[a-z])://|\bwww\.")  # GFM turns these into live links
 _CODE_UNSAFE = frozenset("<>")  # literal in a code span, but raw HTML to a naive reader
 # An absolute POSIX or Windows path with at least one directory: it names a machine, not a fact.
 _ABSOLUTE_PATH = re.compile(
     r"(?<![\w.~/:\\])(?:[A-Za-z]:[\\/]|/)(?:[^\s\\/]+[\\/])+([^\s\\/]*[^\s\\/.,;:)'\"])"
 )
-
-
-def escape_markdown(value: object, limit: int | None = None) -> str:
-    """Text that renders as itself in Markdown and HTML: no markup, links, mentions or breaks.
-
-    With `limit`, text longer than that many characters is cut, ending in `...`.
-    """
-    text = " ".join(str(value).split())
-    if limit is not None and len(text) > limit:
-        text = text[: limit - 3] + "..."
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    text = _MARKDOWN_SPECIALS.sub(r"\\\1", text)
-    text = text.replace("#", "&#35;").replace("@", "&#64;")  # no issue link, no mention
-    return _AUTOLINK.sub(lambda match: match.group().replace(".", "&#46;").replace(":", "&#58;"),
-                         text)
 
 
 def without_absolute_paths(value: object) -> str:
@@ -224,8 +209,9 @@ def _machine_free(value: Any) -> Any:
 
 
 def _tidy(text: str) -> str:
-    """Collapse runs of blank lines and end with exactly one newline."""
-    return re.sub(r"\n{3,}", "\n\n", text).strip("\n") + "\n"
+    """Collapse runs of blank lines and end with exactly one newline; a control character
+    that reached a code span or a fence (a NUL, an ESC in a reason) shown as its escape."""
+    return visible(re.sub(r"\n{3,}", "\n\n", text).strip("\n"), keep="\n\t") + "\n"
 
 
 def render_documents(
@@ -295,6 +281,26 @@ def _write(out_dir: Path, documents: Mapping[str, str]) -> tuple[Path, ...]:
     return tuple(written)
 
 
+def evidence_documents(
+    run: RunResult | Mapping[str, Any], out_dir: Path, template_dir: Path | None = None
+) -> dict[str, str]:
+    """File name -> content of the evidence `write_evidence` would write into `out_dir`
+    (each spec's red-first record already there kept); nothing is written."""
+    existing = tuple(
+        sorted(path.stem for path in out_dir.glob("*.md") if path.name != INDEX)
+    ) if out_dir.is_dir() else ()
+    if not isinstance(run, RunResult):
+        run = from_json(run)
+    if out_dir.is_dir():
+        run = _kept_red_first(run, out_dir)
+    return render_documents(run, existing, template_dir)
+
+
+def write_documents(out_dir: Path, documents: Mapping[str, str]) -> tuple[Path, ...]:
+    """Write documents `evidence_documents` rendered into `out_dir`, atomically each."""
+    return _write(out_dir, documents)
+
+
 def write_evidence(
     run: RunResult | Mapping[str, Any], out_dir: Path, template_dir: Path | None = None
 ) -> tuple[Path, ...]:
@@ -303,14 +309,7 @@ def write_evidence(
 
     Everything is rendered before the first write, so a template error writes nothing.
     """
-    existing = tuple(
-        sorted(path.stem for path in out_dir.glob("*.md") if path.name != INDEX)
-    ) if out_dir.is_dir() else ()
-    if not isinstance(run, RunResult):
-        run = from_json(run)
-    if out_dir.is_dir():
-        run = _kept_red_first(run, out_dir)
-    return _write(out_dir, render_documents(run, existing, template_dir))
+    return _write(out_dir, evidence_documents(run, out_dir, template_dir))
 
 
 def add_red_first(

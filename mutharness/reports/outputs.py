@@ -43,10 +43,19 @@ class Reports:
         """Write each report asked for (atomically, its directory made); the paths. Every
         report is rendered before the first is written, so a report that cannot be made
         (results older than it) writes none."""
-        rendered = [(path, render(run)) for path, render in self._asked() if path is not None]
-        for path, text in rendered:
+        return self.write_rendered(self.render(run))
+
+    def render(self, run: RunResult) -> list[tuple[Path, bytes]]:
+        """Each report asked for, rendered to the bytes its file gets (nothing written)."""
+        return [(path, render(run).encode("utf-8")) for path, render in self._asked()
+                if path is not None]
+
+    @staticmethod
+    def write_rendered(rendered: list[tuple[Path, bytes]]) -> tuple[Path, ...]:
+        """Write reports `render` made (atomically, each directory made); the paths."""
+        for path, data in rendered:
             path.absolute().parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(path, text.encode("utf-8"))
+            write_atomic(path, data)
         return tuple(path for path, _ in rendered)
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from mutharness.errors import MutharnessError
 from mutharness.reports.outcome import described
-from mutharness.results import MutationResult, RunResult, SpecResult
+from mutharness.results import MutationResult, RunResult, SpecResult, encodable
 from mutharness.runners import runner_kind
 from mutharness.verdict import Verdict
 
@@ -110,7 +110,8 @@ def stryker_report(run: RunResult) -> dict[str, Any]:
                                             "source": spec.sources[path], "mutants": []})
             entry["mutants"].append(mutant)
     tool = dict(run.tool)
-    return {
+    # a test or file name that is not UTF-8 is shown with its escapes
+    report: dict[str, Any] = encodable({
         "schemaVersion": SCHEMA_VERSION,
         "thresholds": THRESHOLDS,
         "files": dict(sorted(files.items())),
@@ -122,4 +123,5 @@ def stryker_report(run: RunResult) -> dict[str, Any]:
         },
         "system": _system(tool),
         "config": {"commit": run.commit, "command": list(run.command)},
-    }
+    })
+    return report

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from mutharness.errors import ExitCode
+from mutharness.paths import shown
+from mutharness.reports.markdown import escape_markdown
 from mutharness.reports.outcome import Outcome, described
 from mutharness.results import MutationResult, RunResult, SpecResult
 from mutharness.verdict import Verdict
@@ -20,13 +22,10 @@ MAX_TEXT = 160  # characters of a spec's text (a name, a reason) shown
 
 
 def _cell(text: str) -> str:
-    """Spec text made safe for one table cell or list item: one line, no markup."""
-    flat = " ".join(text.split())
-    if len(flat) > MAX_TEXT:
-        flat = flat[:MAX_TEXT - 1] + "…"
-    for char in "\\`*_[]<>|#~$&":
-        flat = flat.replace(char, "\\" + char)
-    return flat
+    """Spec text made safe for one table cell or list item as the evidence makes it: one
+    line, no markup, no mention, team mention or link; and no math (`$`), which GitHub
+    renders in a summary."""
+    return escape_markdown(shown(text), MAX_TEXT).replace("$", "\\$")
 
 
 def _heading(run: RunResult) -> str:
@@ -85,4 +84,4 @@ def summary_markdown(run: RunResult) -> str:
     lines += _listed("Not as expected",
                      (p for p in pairs if Outcome.of(p[1]) is Outcome.UNEXPECTED))
     lines += _listed("No verdict", (p for p in pairs if Outcome.of(p[1]) is Outcome.NO_VERDICT))
-    return "\n".join(lines) + "\n"
+    return shown("\n".join(lines) + "\n")  # a forged commit or shard: writable as UTF-8
