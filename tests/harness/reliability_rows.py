@@ -259,6 +259,16 @@ ROWS: tuple[Row, ...] = (
         "the refusal quotes pytest's reason; [tool.mutharness] pytest-addopts neutralises it, recorded in results and evidence",
         "exit 2 with pytest's words, then exit 0 with the setting recorded",
         H + "test_pytest_floor.py::test_an_addopts_gate_unrelated_to_the_tests_shows_pytests_reason_and_can_be_neutralised"),
+    # -- the runner cannot change a verdict (trust, round three) --------------------------------
+    Row("runner", "a .pth line that sets an environment variable the tests depend on, no runner option",
+        "a fresh process's verdict: the default runner is a fresh python -m pytest per run",
+        "SURVIVED and CAUGHT, as --pytest-runner subprocess gives; exit 0",
+        H + "test_fresh_verdicts.py::"
+        "test_a_run_with_no_runner_option_gives_a_fresh_processs_verdict_whatever_start_up_did"),
+    Row("runner", "a sitecustomize that recorded os.getcwd() (tests read the tree it names), no runner option",
+        "a fresh process's verdict", "CAUGHT, as --pytest-runner subprocess gives; exit 0",
+        H + "test_fresh_verdicts.py::"
+        "test_a_run_with_no_runner_option_gives_a_fresh_processs_verdict_whatever_start_up_did"),
     # -- every run starts clean ----------------------------------------------------------------
     Row("clean state", "pytest-cov (.coverage, coverage.xml) and --junitxml in addopts",
         "no drift: removed after every run; verdicts as expected", "CAUGHT and SURVIVED; the three files listed as removed",

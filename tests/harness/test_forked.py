@@ -17,6 +17,7 @@ from mutharness.results import from_json, to_json
 REPOSITORY = Path(__file__).resolve().parents[2]
 ProjectFactory = Callable[..., Project]
 Cli = Callable[..., Completed]
+FORKED = ("--pytest-runner", "forked")  # asked for: the default is a fresh process per run
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux",
                                 reason="the warm runner forks; its runs are told apart by /proc")
@@ -168,7 +169,7 @@ def test_import_time_mutations_get_the_same_verdicts_forked_as_in_fresh_processe
 ) -> None:
     fresh, fresh_results, fresh_runs = _verify(cli, project, "fresh", "--pytest-runner",
                                                "subprocess")
-    forked, forked_results, forked_runs = _verify(cli, project, "forked")
+    forked, forked_results, forked_runs = _verify(cli, project, "forked", *FORKED)
 
     assert fresh.code == 0, fresh.out + fresh.err
     assert forked.code == 0, forked.out + forked.err
@@ -202,8 +203,8 @@ def test_a_run_whose_tests_see_the_fork_falls_back_and_says_why(
 
     evidence = project.root.parent / "evidence"
     fresh, fresh_results, _ = _verify(cli, project, "fresh", "--pytest-runner", "subprocess")
-    forked, forked_results, forked_runs = _verify(cli, project, "forked", "--evidence",
-                                                  str(evidence))
+    forked, forked_results, forked_runs = _verify(cli, project, "forked", *FORKED,
+                                                  "--evidence", str(evidence))
 
     assert fresh.code == 0, fresh.out + fresh.err
     assert forked.code == 0, forked.out + forked.err
@@ -224,8 +225,8 @@ def test_a_fall_back_in_j2_workers_is_told_once_and_kept_in_the_results(
 ) -> None:
     _fork_seen(project)
 
-    one, one_results, _ = _verify(cli, project, "one")
-    two, two_results, two_runs = _verify(cli, project, "two", "-j", "2")
+    one, one_results, _ = _verify(cli, project, "one", *FORKED)
+    two, two_results, two_runs = _verify(cli, project, "two", *FORKED, "-j", "2")
 
     assert one.code == 0, one.out + one.err
     assert two.code == 0, two.out + two.err
@@ -255,7 +256,7 @@ def test_a_workspace_module_that_would_shadow_one_the_server_holds_means_no_serv
                              "expectBaselinePass": 6})
     project.commit("a pprint of its own")
 
-    forked, _, forked_runs = _verify(cli, project, "forked")
+    forked, _, forked_runs = _verify(cli, project, "forked", *FORKED)
 
     assert forked.code == 0, forked.out + forked.err
     assert "would shadow pprint" in forked.err
@@ -266,7 +267,8 @@ def test_a_server_that_dies_leaves_the_verdicts_to_fresh_processes(
     project: Project, cli: Cli
 ) -> None:
     fresh, fresh_results, _ = _verify(cli, project, "fresh", "--pytest-runner", "subprocess")
-    forked, forked_results, forked_runs = _verify(cli, project, "forked", KILL_THE_SERVER="1")
+    forked, forked_results, forked_runs = _verify(cli, project, "forked", *FORKED,
+                                                     KILL_THE_SERVER="1")
 
     assert fresh.code == 0, fresh.out + fresh.err
     assert forked.code == 0, forked.out + forked.err
@@ -362,7 +364,7 @@ def test_a_forked_run_ends_as_a_fresh_interpreter_does_threads_joined_and_main_p
 
     fresh, fresh_results, _ = _verify(cli, project, "fresh", "--pytest-runner", "subprocess",
                                       *limits)
-    forked, forked_results, forked_runs = _verify(cli, project, "forked", *limits)
+    forked, forked_results, forked_runs = _verify(cli, project, "forked", *FORKED, *limits)
 
     verdicts = [m["verdict"] for m in fresh_results["specs"][0]["mutations"]]  # type: ignore[index]
     assert verdicts == ["TIMEOUT", "SURVIVED"], fresh.out + fresh.err
