@@ -4,8 +4,10 @@
 run (the start-up hook is active), in a scratch directory outside the workspace. It imports
 pytest and its built-in plugins, never workspace code: it refuses (and the harness falls back
 to a fresh process per run) when anything it imported came from the workspace or the user's
-repository. Then, for each request the harness sends (one JSON line on stdin: the pytest
-arguments, the working directory, the environment, the log file), it forks a child that makes
+repository, and when the interpreter's start-up ran code that a forked child would not run
+again (`start_up_code`: start-up state is made once, here, and only inherited). Then, for
+each request the harness sends (one JSON line on stdin: the pytest arguments, the working
+directory, the environment, the log file), it forks a child that makes
 itself look like a fresh `python -m pytest` (its own session, the run's environment and
 directory, `sys.path[0]` as `-m` sets it, the import log reopened for the run), runs pytest's
 `__main__` as `-m` does and leaves through the interpreter's own exit; the server answers
@@ -29,9 +31,12 @@ AT_START = frozenset(sys.modules)  # loaded before any path entry of a run's dir
 
 import contextlib  # noqa: E402
 import importlib  # noqa: E402
+import importlib.machinery  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
+import re  # noqa: E402
 import runpy  # noqa: E402
+import site  # noqa: E402
 import tempfile  # noqa: E402
 from typing import Any  # noqa: E402
 
@@ -39,6 +44,16 @@ STARTUP = "_mutharness_startup"  # the start-up hook, as it registers itself
 USER_ROOT = "MUTHARNESS_USER_ROOT"
 WORKSPACE_ROOT = "MUTHARNESS_WORKSPACE_ROOT"
 IMPORTS = "MUTHARNESS_IMPORTS"
+# `.pth` lines that run code and are known to do the same in every process of a run: their
+# effect depends on nothing a run changes (its directory, temp, home). Any other start-up code
+# ran once, here, and a forked child would not run it again: no server for it.
+KNOWN_START_UP = (
+    re.compile(r"import os; var = 'SETUPTOOLS_USE_DISTUTILS'; enabled = os\.environ\.get\("
+               r"var, '(local|stdlib)'\) == 'local'; enabled and "
+               r"__import__\('_distutils_hack'\)\.add_shim\(\); ?"),  # setuptools
+    re.compile(r"import (__editable___\w+_finder); \1\.install\(\)"),  # setuptools -e
+    re.compile(r"import _virtualenv"),  # virtualenv's own
+)
 
 
 class Channel:
@@ -88,6 +103,9 @@ def preload() -> str | None:
     for name in tuple(getattr(config, "essential_plugins", ())) + tuple(config.default_plugins):
         with contextlib.suppress(Exception):  # an optional one: the child imports it, or not
             importlib.import_module("_pytest." + name)
+    start_up = start_up_code()
+    if start_up is not None:
+        return start_up
     user = os.environ.get(USER_ROOT)
     workspace = os.environ.get(WORKSPACE_ROOT)
     if not user or not workspace:
@@ -99,6 +117,55 @@ def preload() -> str | None:
             return (f"importing pytest loaded {name} from {origin}, a file of the "
                     "repository: a forked child would keep that copy")
     return _shadowed(workspace)
+
+
+def _site_directories() -> list[str]:
+    """The directories whose `.pth` files this interpreter's start-up ran."""
+    found = list(getattr(site, "getsitepackages", lambda: [])())
+    if site.ENABLE_USER_SITE:
+        found.append(site.getusersitepackages())
+    return [directory for directory in dict.fromkeys(found) if os.path.isdir(directory)]
+
+
+def _executable_pth_line(directory: str) -> str | None:
+    """The first `.pth` line in `directory` that start-up ran as code and is not known to do
+    the same in every process, as `file: line`."""
+    for name in sorted(os.listdir(directory)):
+        if not name.endswith(".pth"):
+            continue
+        path = os.path.join(directory, name)
+        try:
+            with open(path, "rb") as handle:
+                lines = handle.read().decode("utf-8", "replace").splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            if line.startswith(("import ", "import\t")) and not any(
+                    known.fullmatch(line.rstrip()) for known in KNOWN_START_UP):
+                return f"{path}: {line.strip()[:120]}"
+    return None
+
+
+def start_up_code() -> str | None:
+    """Why this interpreter's start-up is state a forked child would not make afresh: a
+    `.pth` line that runs code other than the known ones, a `sitecustomize` that the start-up
+    hook chained to, a `usercustomize`, an environment variable start-up set (None: none)."""
+    for directory in _site_directories():
+        line = _executable_pth_line(directory)
+        if line is not None:
+            return (f"start-up code a forked child would not run again (a .pth line that runs "
+                    f"code, {line}); each run needs a fresh interpreter")
+    boot = os.path.normcase(os.path.dirname(os.path.abspath(__file__)))
+    rest = [entry for entry in sys.path if isinstance(entry, str)
+            and os.path.normcase(os.path.abspath(entry or os.curdir)) != boot]
+    for name in ("sitecustomize", "usercustomize"):
+        if name == "usercustomize" and not site.ENABLE_USER_SITE:
+            continue
+        spec = importlib.machinery.PathFinder.find_spec(name, rest)
+        if spec is not None:
+            return (f"start-up code a forked child would not run again (a {name}, "
+                    f"{spec.origin}); each run needs a fresh interpreter")
+    return None
 
 
 def _workspace_code(origin: str, user: str, workspace: str) -> bool:
@@ -184,7 +251,8 @@ def serve() -> None:
         problem = preload()
     except Exception as error:
         problem = f"importing pytest failed: {error!r}"
-    channel.send({"ready": problem is None, "problem": problem})
+    # the environment start-up left: the harness compares it with the one it gave
+    channel.send({"ready": problem is None, "problem": problem, "environ": dict(os.environ)})
     if problem is not None:
         return
     while True:

@@ -269,6 +269,16 @@ ROWS: tuple[Row, ...] = (
         "a fresh process's verdict", "CAUGHT, as --pytest-runner subprocess gives; exit 0",
         H + "test_fresh_verdicts.py::"
         "test_a_run_with_no_runner_option_gives_a_fresh_processs_verdict_whatever_start_up_did"),
+    Row("runner", "the same .pth line, or that sitecustomize, with --pytest-runner forked",
+        "no server: start-up code it cannot vouch for means a fresh process per run, the reason said once",
+        "the fresh process's verdicts; one note naming the .pth line or the sitecustomize; the evidence's re-derive says --pytest-runner forked",
+        H + "test_fresh_verdicts.py::"
+        "test_the_forked_runner_asked_for_gives_a_fresh_processs_verdict_whatever_start_up_did"),
+    Row("runner", "a .pth line of a known form (setuptools' editable finder) whose module sets a variable, --pytest-runner forked",
+        "no server: start-up changed the environment (the variable named); a fresh process per run",
+        "SURVIVED and CAUGHT, as a fresh process gives; one note",
+        H + "test_fresh_verdicts.py::"
+        "test_the_forked_runner_asked_for_gives_a_fresh_processs_verdict_whatever_start_up_did"),
     # -- every run starts clean ----------------------------------------------------------------
     Row("clean state", "pytest-cov (.coverage, coverage.xml) and --junitxml in addopts",
         "no drift: removed after every run; verdicts as expected", "CAUGHT and SURVIVED; the three files listed as removed",

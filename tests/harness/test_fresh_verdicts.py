@@ -1,8 +1,8 @@
 """A verdict is a fresh `python -m pytest`'s, whichever runner gave it.
 
 What the interpreter's own start-up does in a fresh process (`.pth` lines, a `sitecustomize`
-that mutharness's hook chains to) holds in every run. Real venvs, real git repositories, real
-pytest children.
+that mutharness's hook chains to) holds in every run, by default and with the warm forked runner
+asked for. Real venvs, real git repositories, real pytest children.
 """
 
 from __future__ import annotations
@@ -170,4 +170,27 @@ def test_a_run_with_no_runner_option_gives_a_fresh_processs_verdict_whatever_sta
     assert default_verdicts == fresh_verdicts, default.out + default.err
     assert default.code == fresh.code
     assert results["settings"]["values"]["pytest-runner"] == "subprocess"  # type: ignore[index]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the warm runner forks")
+@pytest.mark.parametrize("made", PROJECTS)
+def test_the_forked_runner_asked_for_gives_a_fresh_processs_verdict_whatever_start_up_did(
+    made: str, make_project: ProjectFactory, make_venv: VenvFactory, cli: Cli
+) -> None:
+    project, venv = PROJECTS[made](make_project, make_venv)
+    evidence = project.root.parent / "evidence"
+
+    fresh, fresh_verdicts, _ = _verdicts(cli, project, venv, "fresh",
+                                         "--pytest-runner", "subprocess")
+    forked, forked_verdicts, results = _verdicts(cli, project, venv, "forked",
+                                                 "--pytest-runner", "forked",
+                                                 "--evidence", str(evidence))
+
+    assert fresh.code == 0, fresh.out + fresh.err
+    assert forked_verdicts == fresh_verdicts, forked.out + forked.err
+    assert forked.code == fresh.code
+    [note] = results["notes"]  # type: ignore[misc]
+    assert "start-up" in note and forked.err.count("note:") == 1, forked.err
+    assert f"mutharness: note: {note}" in forked.err
+    assert "--pytest-runner forked" in (evidence / "calc.md").read_text("utf-8")
 
