@@ -279,6 +279,9 @@ ROWS: tuple[Row, ...] = (
         "SURVIVED and CAUGHT, as a fresh process gives; one note",
         H + "test_fresh_verdicts.py::"
         "test_the_forked_runner_asked_for_gives_a_fresh_processs_verdict_whatever_start_up_did"),
+    Row("the mutant runs", "a test that runs the mutated file by path as a script (python src/pkg/cli.py, as tabulate's CLI tests do)",
+        "a run of that file: its verdict, and loaded", "CAUGHT and loaded: true; no 'never imported' in the console or the evidence",
+        H + "test_fresh_verdicts.py::test_a_script_the_tests_run_by_path_is_a_run_of_that_file"),
     # -- every run starts clean ----------------------------------------------------------------
     Row("clean state", "pytest-cov (.coverage, coverage.xml) and --junitxml in addopts",
         "no drift: removed after every run; verdicts as expected", "CAUGHT and SURVIVED; the three files listed as removed",

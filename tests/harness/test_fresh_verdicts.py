@@ -2,7 +2,8 @@
 
 What the interpreter's own start-up does in a fresh process (`.pth` lines, a `sitecustomize`
 that mutharness's hook chains to) holds in every run, by default and with the warm forked runner
-asked for. Real venvs, real git repositories, real pytest children.
+asked for; a script the tests run by path is a run of that file. Real venvs, real git
+repositories, real pytest children.
 """
 
 from __future__ import annotations
@@ -194,3 +195,68 @@ def test_the_forked_runner_asked_for_gives_a_fresh_processs_verdict_whatever_sta
     assert f"mutharness: note: {note}" in forked.err
     assert "--pytest-runner forked" in (evidence / "calc.md").read_text("utf-8")
 
+# -- a script the tests run by path ------------------------------------------------------------
+
+SCRIPT = '''\
+import sys
+
+
+def clamp(value, low, high):
+    if value < low:
+        return low
+    if value > high:
+        return high
+    return value
+
+
+if __name__ == "__main__":
+    print(clamp(int(sys.argv[1]), 0, 10))
+'''
+
+TEST_SCRIPT = '''\
+import subprocess
+import sys
+
+
+def _run(*args):
+    return subprocess.run([sys.executable, "src/pkg/cli.py", *args], capture_output=True,
+                          text=True, check=True).stdout.strip()
+
+
+def test_the_cli_clamps_below():
+    assert _run("-5") == "0"
+
+
+def test_the_cli_clamps_above():
+    assert _run("50") == "10"
+'''
+
+SCRIPT_SPEC = {
+    "tests": ["tests/test_cli.py"],
+    "expectBaselinePass": 2,
+    "mutations": [
+        {"name": "the low bound is ignored", "file": "src/pkg/cli.py",
+         "anchor": "    if value < low:\n        return low\n", "replacement": ""},
+    ],
+}
+
+
+def test_a_script_the_tests_run_by_path_is_a_run_of_that_file(
+    make_project: ProjectFactory, cli: Cli
+) -> None:
+    project = make_project()
+    project.write("src/pkg/__init__.py", "")
+    project.write("src/pkg/cli.py", SCRIPT)
+    project.write("tests/test_cli.py", TEST_SCRIPT)
+    project.spec("calc", SCRIPT_SPEC)
+    project.commit("a command line the tests run by path")
+    out, evidence = project.root.parent / "results.json", project.root.parent / "evidence"
+
+    done = cli(project.root, "verify", "specs/calc.json", "--json", str(out),
+               "--evidence", str(evidence), env={**os.environ, "PYTHONIOENCODING": "utf-8"})
+
+    assert done.code == 0, done.out + done.err
+    [mutation] = json.loads(out.read_text("utf-8"))["specs"][0]["mutations"]
+    assert (mutation["verdict"], mutation["loaded"]) == ("CAUGHT", True)
+    assert "never imported" not in done.out
+    assert "never imported" not in (evidence / "calc.md").read_text("utf-8")
