@@ -179,18 +179,23 @@ def _workspace_code(origin: str, user: str, workspace: str) -> bool:
 
 
 def _shadowed(workspace: str) -> str | None:
-    """A module the server holds that a run would import from the workspace instead: a
-    `name.py` or `name/` in the run's directory (`-m` puts it first on sys.path) or in a
-    path entry inside the checkout."""
+    """A module the server holds that a run would import from the workspace instead: one the
+    import system finds in the run's directory (`-m` puts it first on sys.path) or in a path
+    entry inside the checkout, by its own rules: a module file or a regular package wins
+    there; a directory without `__init__` is only a namespace-package portion, which never
+    takes the place of a module found on a later entry."""
     places = [workspace] + [entry for entry in sys.path
                             if isinstance(entry, str) and entry and _within(entry, [workspace])]
     names = sorted({name.split(".", 1)[0] for name in sys.modules} - AT_START)
     for place in places:
         for name in names:
-            for candidate in (os.path.join(place, name + ".py"), os.path.join(place, name)):
-                if os.path.exists(candidate):
-                    return (f"the workspace's {candidate} would shadow {name}, which the "
-                            "server imported from elsewhere")
+            try:
+                spec = importlib.machinery.PathFinder.find_spec(name, [place])
+            except (ImportError, ValueError, OSError):
+                spec = None
+            if spec is not None and spec.has_location and isinstance(spec.origin, str):
+                return (f"the workspace's {spec.origin} would shadow {name}, which the "
+                        "server imported from elsewhere")
     return None
 
 

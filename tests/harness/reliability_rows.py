@@ -282,6 +282,10 @@ ROWS: tuple[Row, ...] = (
     Row("the mutant runs", "a test that runs the mutated file by path as a script (python src/pkg/cli.py, as tabulate's CLI tests do)",
         "a run of that file: its verdict, and loaded", "CAUGHT and loaded: true; no 'never imported' in the console or the evidence",
         H + "test_fresh_verdicts.py::test_a_script_the_tests_run_by_path_is_a_run_of_that_file"),
+    Row("runner", "a json/ directory without __init__.py (jsonschema's test data) in a forked run's workspace",
+        "no fall-back: by the import system's rules it shadows nothing (the standard json is imported)",
+        "no note; the proof and every mutant forked; verdicts those of a fresh process",
+        H + "test_forked.py::test_a_directory_without_init_named_as_a_module_the_server_holds_shadows_nothing"),
     # -- every run starts clean ----------------------------------------------------------------
     Row("clean state", "pytest-cov (.coverage, coverage.xml) and --junitxml in addopts",
         "no drift: removed after every run; verdicts as expected", "CAUGHT and SURVIVED; the three files listed as removed",

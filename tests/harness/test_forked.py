@@ -263,6 +263,32 @@ def test_a_workspace_module_that_would_shadow_one_the_server_holds_means_no_serv
     assert forked_runs == ["fresh"] * 9
 
 
+def test_a_directory_without_init_named_as_a_module_the_server_holds_shadows_nothing(
+    project: Project, cli: Cli
+) -> None:
+    # jsonschema's json/ test data: a namespace-package candidate, never imported over the
+    # standard library's json package (a regular package on a later path entry)
+    project.write("json/tests/draft7.json", '{"type": "integer"}\n')
+    project.write("tests/test_data.py", (
+        "import json\n\n\ndef test_the_data_reads_with_the_standard_json():\n"
+        "    with open('json/tests/draft7.json', encoding='utf-8') as handle:\n"
+        "        assert json.load(handle) == {'type': 'integer'}\n"
+        "    assert json.__file__ and 'site' not in json.__file__\n"
+    ))
+    project.spec("imports", {**IMPORT_TIME, "tests": ["tests/test_pkg.py", "tests/test_data.py"],
+                             "expectBaselinePass": 6})
+    project.commit("test data in a json/ directory")
+
+    fresh, fresh_results, _ = _verify(cli, project, "fresh", "--pytest-runner", "subprocess")
+    forked, forked_results, forked_runs = _verify(cli, project, "forked", *FORKED)
+
+    assert fresh.code == 0, fresh.out + fresh.err
+    assert forked.code == 0, forked.out + forked.err
+    assert _without_settings(forked_results) == _without_settings(fresh_results)
+    assert "note:" not in forked.err, forked.err
+    assert forked_runs == ["fresh", "fresh", "forked"] + ["forked"] * 7
+
+
 def test_a_server_that_dies_leaves_the_verdicts_to_fresh_processes(
     project: Project, cli: Cli
 ) -> None:
