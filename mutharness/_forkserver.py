@@ -114,9 +114,20 @@ def preload() -> str | None:
     for name, module in sorted(sys.modules.items()):
         origin = getattr(module, "__file__", None)
         if isinstance(origin, str) and _workspace_code(origin, user, workspace):
-            return (f"importing pytest loaded {name} from {origin}, a file of the "
-                    "repository: a forked child would keep that copy")
+            return (f"importing pytest loaded {name} from the repository's "
+                    f"{_in_repository(origin, [workspace, user])}: a forked child would keep "
+                    "that copy")
     return _shadowed(workspace)
+
+
+def _in_repository(path: str, roots: list[str]) -> str:
+    """`path` as the repository names it (relative to the first root it lies in, `/`
+    separated): the same words from every workspace, so a note is told once."""
+    real = os.path.normcase(os.path.realpath(path))
+    for root in roots:
+        if _within(real, [root]):
+            return os.path.relpath(real, root).replace(os.sep, "/")
+    return path
 
 
 def _site_directories() -> list[str]:
@@ -194,8 +205,8 @@ def _shadowed(workspace: str) -> str | None:
             except (ImportError, ValueError, OSError):
                 spec = None
             if spec is not None and spec.has_location and isinstance(spec.origin, str):
-                return (f"the workspace's {spec.origin} would shadow {name}, which the "
-                        "server imported from elsewhere")
+                return (f"the workspace's {_in_repository(spec.origin, [workspace])} would "
+                        f"shadow {name}, which the server imported from elsewhere")
     return None
 
 

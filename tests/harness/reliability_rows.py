@@ -286,6 +286,10 @@ ROWS: tuple[Row, ...] = (
         "no fall-back: by the import system's rules it shadows nothing (the standard json is imported)",
         "no note; the proof and every mutant forked; verdicts those of a fresh process",
         H + "test_forked.py::test_a_directory_without_init_named_as_a_module_the_server_holds_shadows_nothing"),
+    Row("runner", "a workspace pprint.py that shadows one the server holds, -j 2 with --pytest-runner forked",
+        "the fall-back note told once: it names the file as the repository does, the same words from every worker's workspace",
+        "one note, kept once in the results: the workspace's pprint.py would shadow pprint",
+        H + "test_forked.py::test_a_shadowing_note_made_by_two_workers_is_told_once"),
     # -- every run starts clean ----------------------------------------------------------------
     Row("clean state", "pytest-cov (.coverage, coverage.xml) and --junitxml in addopts",
         "no drift: removed after every run; verdicts as expected", "CAUGHT and SURVIVED; the three files listed as removed",

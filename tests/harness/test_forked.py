@@ -236,9 +236,8 @@ def test_a_fall_back_in_j2_workers_is_told_once_and_kept_in_the_results(
     assert two_runs.count("forked") == 2  # each worker's proof; every mutant ran fresh
 
 
-def test_a_workspace_module_that_would_shadow_one_the_server_holds_means_no_server(
-    project: Project, cli: Cli
-) -> None:
+def _own_pprint(project: Project) -> None:
+    """A top-level pprint.py that tests import (a fresh python -m pytest imports it)."""
     project.write("pprint.py", (
         "import importlib.util, os, sysconfig\n"
         "_spec = importlib.util.spec_from_file_location(\n"
@@ -256,11 +255,28 @@ def test_a_workspace_module_that_would_shadow_one_the_server_holds_means_no_serv
                              "expectBaselinePass": 6})
     project.commit("a pprint of its own")
 
+
+def test_a_workspace_module_that_would_shadow_one_the_server_holds_means_no_server(
+    project: Project, cli: Cli
+) -> None:
+    _own_pprint(project)
+
     forked, _, forked_runs = _verify(cli, project, "forked", *FORKED)
 
     assert forked.code == 0, forked.out + forked.err
     assert "would shadow pprint" in forked.err
     assert forked_runs == ["fresh"] * 9
+
+
+def test_a_shadowing_note_made_by_two_workers_is_told_once(project: Project, cli: Cli) -> None:
+    _own_pprint(project)
+
+    two, results, _ = _verify(cli, project, "two", *FORKED, "-j", "2")
+
+    assert two.code == 0, two.out + two.err
+    assert two.err.count("note:") == 1, two.err  # the same words from each worker's workspace
+    [note] = results["notes"]  # type: ignore[misc]
+    assert "the workspace's pprint.py would shadow pprint" in note
 
 
 def test_a_directory_without_init_named_as_a_module_the_server_holds_shadows_nothing(
