@@ -290,6 +290,10 @@ ROWS: tuple[Row, ...] = (
         "the fall-back note told once: it names the file as the repository does, the same words from every worker's workspace",
         "one note, kept once in the results: the workspace's pprint.py would shadow pprint",
         H + "test_forked.py::test_a_shadowing_note_made_by_two_workers_is_told_once"),
+    Row("runner", "an xdist suite (-n 2) whose tests finish in another order in the forked proof than in the baseline",
+        "no difference: under xdist the order tests finish in is no fact of the run",
+        "no note; the notes in the results empty; exit 0",
+        H + "test_forked.py::test_an_xdist_suite_whose_tests_finish_in_another_order_is_no_forked_difference"),
     # -- every run starts clean ----------------------------------------------------------------
     Row("clean state", "pytest-cov (.coverage, coverage.xml) and --junitxml in addopts",
         "no drift: removed after every run; verdicts as expected", "CAUGHT and SURVIVED; the three files listed as removed",

@@ -305,6 +305,71 @@ def test_a_directory_without_init_named_as_a_module_the_server_holds_shadows_not
     assert forked_runs == ["fresh", "fresh", "forked"] + ["forked"] * 7
 
 
+ORDER_CONFTEST = '''\
+import os
+
+
+def pytest_sessionstart(session):
+    if hasattr(session.config, "workerinput"):
+        return  # an xdist worker's session: only the controller counts
+    path = os.environ["SESSIONS"]
+    count = 1
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as handle:
+            count = int(handle.read()) + 1
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(str(count))
+'''
+
+ORDER_TESTS = '''\
+import os
+import time
+
+from order import value
+
+
+def _slow_in_sessions(parity):
+    with open(os.environ["SESSIONS"], encoding="utf-8") as handle:
+        if int(handle.read()) % 2 == parity:
+            time.sleep(1.5)
+
+
+def test_first():
+    _slow_in_sessions(0)
+    assert value() == 1
+
+
+def test_second():
+    _slow_in_sessions(1)
+    assert value() == 1
+'''
+
+
+def test_an_xdist_suite_whose_tests_finish_in_another_order_is_no_forked_difference(
+    make_project: ProjectFactory, cli: Cli
+) -> None:
+    # the baseline's second test finishes first, the forked proof's first: xdist reports
+    # tests as they finish, so their order differs from run to run in fresh processes too
+    made = make_project()
+    made.write("pyproject.toml",
+               '[tool.pytest.ini_options]\npythonpath = ["src"]\naddopts = "-n 2"\n')
+    made.write("src/order.py", "def value():\n    return 1\n")
+    made.write("tests/conftest.py", ORDER_CONFTEST)
+    made.write("tests/test_order.py", ORDER_TESTS)
+    made.spec("order", {"tests": ["tests/test_order.py"], "expectBaselinePass": 2,
+                        "mutations": [_mutation("the value is off by one", "src/order.py",
+                                                "return 1", "return 2")]})
+    made.commit("an xdist suite")
+    out = made.root.parent / "order.json"
+
+    done = cli(made.root, "verify", "specs/order.json", *FORKED, "--json", str(out),
+               env={**os.environ, "SESSIONS": str(made.root.parent / "sessions")})
+
+    assert done.code == 0, done.out + done.err
+    assert "note:" not in done.err, done.err
+    assert json.loads(out.read_text("utf-8"))["notes"] == []
+
+
 def test_a_server_that_dies_leaves_the_verdicts_to_fresh_processes(
     project: Project, cli: Cli
 ) -> None:
