@@ -158,9 +158,10 @@ def _executable_pth_line(directory: str) -> str | None:
 
 
 def start_up_code() -> str | None:
-    """Why this interpreter's start-up is state a forked child would not make afresh: a
+    """Why this interpreter's start-up made state a forked child would not make afresh: a
     `.pth` line that runs code other than the known ones, a `sitecustomize` that the start-up
-    hook chained to, a `usercustomize`, an environment variable start-up set (None: none)."""
+    hook chained to, a `usercustomize` (None: none). A variable set in the environment is the
+    harness's to see: `serve` reports the environment the server has when it is ready."""
     for directory in _site_directories():
         line = _executable_pth_line(directory)
         if line is not None:
@@ -267,7 +268,8 @@ def serve() -> None:
         problem = preload()
     except Exception as error:
         problem = f"importing pytest failed: {error!r}"
-    # the environment start-up left: the harness compares it with the one it gave
+    # the environment start-up and the preload left, for the harness to compare with the one
+    # it gave: a child is given the run's, so any change made here would be lost in it
     channel.send({"ready": problem is None, "problem": problem, "environ": dict(os.environ)})
     if problem is not None:
         return

@@ -37,8 +37,9 @@ class ServerUnusable(Exception):
 
 
 def environment_changes(given: Mapping[str, str], found: object) -> list[str]:
-    """The variables the server's start-up set, changed or removed in the environment it was
-    `given` (`found`: the server's own, as it reported it; not a mapping: every one)."""
+    """The variables the server's start-up (the interpreter's, then importing pytest) set,
+    changed or removed in the environment it was `given` (`found`: the server's own, as it
+    reported it when ready; not a mapping: that it did not report one)."""
     if not isinstance(found, Mapping):
         return ["the server did not report its environment"]
     return sorted(name for name in {*given, *found} - INTERPRETER_OWN
@@ -75,9 +76,9 @@ class ForkServer:
             changed = environment_changes(env, ready.get("environ"))
             if changed:
                 raise ServerUnusable(
-                    f"start-up code changed the environment ({', '.join(changed)}), and a "
-                    "forked child would not change it again; each run needs a fresh "
-                    "interpreter")
+                    f"the server's start-up changed its environment ({', '.join(changed)}); "
+                    "a forked child, given the run's environment, would not have that "
+                    "change: each run needs a fresh interpreter")
         except BaseException:
             server.close()
             raise
