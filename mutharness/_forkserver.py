@@ -4,8 +4,10 @@
 run (the start-up hook is active), in a scratch directory outside the workspace. It imports
 pytest and its built-in plugins, never workspace code: it refuses (and the harness falls back
 to a fresh process per run) when anything it imported came from the workspace or the user's
-repository. Then, for each request the harness sends (one JSON line on stdin: the pytest
-arguments, the working directory, the environment, the log file), it forks a child that makes
+repository, and when the interpreter's start-up ran code that a forked child would not run
+again (`start_up_code`: start-up state is made once, here, and only inherited). Then, for
+each request the harness sends (one JSON line on stdin: the pytest arguments, the working
+directory, the environment, the log file), it forks a child that makes
 itself look like a fresh `python -m pytest` (its own session, the run's environment and
 directory, `sys.path[0]` as `-m` sets it, the import log reopened for the run), runs pytest's
 `__main__` as `-m` does and leaves through the interpreter's own exit; the server answers
@@ -29,9 +31,12 @@ AT_START = frozenset(sys.modules)  # loaded before any path entry of a run's dir
 
 import contextlib  # noqa: E402
 import importlib  # noqa: E402
+import importlib.machinery  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
+import re  # noqa: E402
 import runpy  # noqa: E402
+import site  # noqa: E402
 import tempfile  # noqa: E402
 from typing import Any  # noqa: E402
 
@@ -39,6 +44,16 @@ STARTUP = "_mutharness_startup"  # the start-up hook, as it registers itself
 USER_ROOT = "MUTHARNESS_USER_ROOT"
 WORKSPACE_ROOT = "MUTHARNESS_WORKSPACE_ROOT"
 IMPORTS = "MUTHARNESS_IMPORTS"
+# `.pth` lines that run code and are known to do the same in every process of a run: their
+# effect depends on nothing a run changes (its directory, temp, home). Any other start-up code
+# ran once, here, and a forked child would not run it again: no server for it.
+KNOWN_START_UP = (
+    re.compile(r"import os; var = 'SETUPTOOLS_USE_DISTUTILS'; enabled = os\.environ\.get\("
+               r"var, '(local|stdlib)'\) == 'local'; enabled and "
+               r"__import__\('_distutils_hack'\)\.add_shim\(\); ?"),  # setuptools
+    re.compile(r"import (__editable___\w+_finder); \1\.install\(\)"),  # setuptools -e
+    re.compile(r"import _virtualenv"),  # virtualenv's own
+)
 
 
 class Channel:
@@ -88,6 +103,9 @@ def preload() -> str | None:
     for name in tuple(getattr(config, "essential_plugins", ())) + tuple(config.default_plugins):
         with contextlib.suppress(Exception):  # an optional one: the child imports it, or not
             importlib.import_module("_pytest." + name)
+    start_up = start_up_code()
+    if start_up is not None:
+        return start_up
     user = os.environ.get(USER_ROOT)
     workspace = os.environ.get(WORKSPACE_ROOT)
     if not user or not workspace:
@@ -96,9 +114,70 @@ def preload() -> str | None:
     for name, module in sorted(sys.modules.items()):
         origin = getattr(module, "__file__", None)
         if isinstance(origin, str) and _workspace_code(origin, user, workspace):
-            return (f"importing pytest loaded {name} from {origin}, a file of the "
-                    "repository: a forked child would keep that copy")
+            return (f"importing pytest loaded {name} from the repository's "
+                    f"{_in_repository(origin, [workspace, user])}: a forked child would keep "
+                    "that copy")
     return _shadowed(workspace)
+
+
+def _in_repository(path: str, roots: list[str]) -> str:
+    """`path` as the repository names it (relative to the first root it lies in, `/`
+    separated): the same words from every workspace, so a note is told once."""
+    real = os.path.normcase(os.path.realpath(path))
+    for root in roots:
+        if _within(real, [root]):
+            return os.path.relpath(real, root).replace(os.sep, "/")
+    return path
+
+
+def _site_directories() -> list[str]:
+    """The directories whose `.pth` files this interpreter's start-up ran."""
+    found = list(getattr(site, "getsitepackages", lambda: [])())
+    if site.ENABLE_USER_SITE:
+        found.append(site.getusersitepackages())
+    return [directory for directory in dict.fromkeys(found) if os.path.isdir(directory)]
+
+
+def _executable_pth_line(directory: str) -> str | None:
+    """The first `.pth` line in `directory` that start-up ran as code and is not known to do
+    the same in every process, as `file: line`."""
+    for name in sorted(os.listdir(directory)):
+        if not name.endswith(".pth"):
+            continue
+        path = os.path.join(directory, name)
+        try:
+            with open(path, "rb") as handle:
+                lines = handle.read().decode("utf-8", "replace").splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            if line.startswith(("import ", "import\t")) and not any(
+                    known.fullmatch(line.rstrip()) for known in KNOWN_START_UP):
+                return f"{path}: {line.strip()[:120]}"
+    return None
+
+
+def start_up_code() -> str | None:
+    """Why this interpreter's start-up made state a forked child would not make afresh: a
+    `.pth` line that runs code other than the known ones, a `sitecustomize` that the start-up
+    hook chained to, a `usercustomize` (None: none). A variable set in the environment is the
+    harness's to see: `serve` reports the environment the server has when it is ready."""
+    for directory in _site_directories():
+        line = _executable_pth_line(directory)
+        if line is not None:
+            return (f"start-up code a forked child would not run again (a .pth line that runs "
+                    f"code, {line}); each run needs a fresh interpreter")
+    boot = os.path.normcase(os.path.dirname(os.path.abspath(__file__)))
+    rest = [entry for entry in sys.path if isinstance(entry, str)
+            and os.path.normcase(os.path.abspath(entry or os.curdir)) != boot]
+    for name in ("sitecustomize", "usercustomize"):
+        if name == "usercustomize" and not site.ENABLE_USER_SITE:
+            continue
+        spec = importlib.machinery.PathFinder.find_spec(name, rest)
+        if spec is not None:
+            return (f"start-up code a forked child would not run again (a {name}, "
+                    f"{spec.origin}); each run needs a fresh interpreter")
+    return None
 
 
 def _workspace_code(origin: str, user: str, workspace: str) -> bool:
@@ -112,18 +191,23 @@ def _workspace_code(origin: str, user: str, workspace: str) -> bool:
 
 
 def _shadowed(workspace: str) -> str | None:
-    """A module the server holds that a run would import from the workspace instead: a
-    `name.py` or `name/` in the run's directory (`-m` puts it first on sys.path) or in a
-    path entry inside the checkout."""
+    """A module the server holds that a run would import from the workspace instead: one the
+    import system finds in the run's directory (`-m` puts it first on sys.path) or in a path
+    entry inside the checkout, by its own rules: a module file or a regular package wins
+    there; a directory without `__init__` is only a namespace-package portion, which never
+    takes the place of a module found on a later entry."""
     places = [workspace] + [entry for entry in sys.path
                             if isinstance(entry, str) and entry and _within(entry, [workspace])]
     names = sorted({name.split(".", 1)[0] for name in sys.modules} - AT_START)
     for place in places:
         for name in names:
-            for candidate in (os.path.join(place, name + ".py"), os.path.join(place, name)):
-                if os.path.exists(candidate):
-                    return (f"the workspace's {candidate} would shadow {name}, which the "
-                            "server imported from elsewhere")
+            try:
+                spec = importlib.machinery.PathFinder.find_spec(name, [place])
+            except (ImportError, ValueError, OSError):
+                spec = None
+            if spec is not None and spec.has_location and isinstance(spec.origin, str):
+                return (f"the workspace's {_in_repository(spec.origin, [workspace])} would "
+                        f"shadow {name}, which the server imported from elsewhere")
     return None
 
 
@@ -184,7 +268,9 @@ def serve() -> None:
         problem = preload()
     except Exception as error:
         problem = f"importing pytest failed: {error!r}"
-    channel.send({"ready": problem is None, "problem": problem})
+    # the environment start-up and the preload left, for the harness to compare with the one
+    # it gave: a child is given the run's, so any change made here would be lost in it
+    channel.send({"ready": problem is None, "problem": problem, "environ": dict(os.environ)})
     if problem is not None:
         return
     while True:

@@ -15,7 +15,9 @@ entries and finders in place) and before the main module imports anything. Here 
   `__path__`, so files the workspace lacks (a generated `_version.py`, an extension built in
   place) are still found where the environment pointed;
 * appends a line per imported module (pid, name, file) to a log in `MUTHARNESS_IMPORTS`, so the
-  harness knows which copy of each file every process of the run loaded, children included;
+  harness knows which copy of each file every process of the run loaded, children included
+  (a script run by path, `python pkg/cli.py`, as `__main__`: logged at start-up, since the
+  interpreter removes `__main__.__file__` once the script has run);
 * then runs the `sitecustomize` that this one shadows, if there is one.
 
 It runs in the tests' interpreter, which may be older than the harness's: Python 3.8 syntax,
@@ -228,6 +230,16 @@ def _chain() -> None:
     spec.loader.exec_module(module)
 
 
+def _script() -> str | None:
+    """The file this interpreter runs as `__main__` when it was started on a script's path
+    (`python pkg/cli.py`): at start-up `sys.argv[0]` is that path (`-c`, `-m`: the option)."""
+    argv = getattr(sys, "argv", None)
+    first = argv[0] if argv else ""
+    if first in ("", "-", "-c", "-m") or not os.path.isfile(first):
+        return None
+    return os.path.abspath(first)
+
+
 def install() -> _Log | None:
     """Set the hook up from the run's environment; log (never raise) what goes wrong. The
     import log is returned (None without one), for `reopen` in a forked child."""
@@ -239,6 +251,9 @@ def install() -> _Log | None:
             log.modules()  # what start-up (site, .pth files) imported before this ran
             log.early = sorted(log.seen)
             log.write(HOOKED, "")
+            script = _script()
+            if script is not None:  # its module loses `__file__` before atexit: say it now
+                log.write("__main__", script)
             atexit.register(log.modules)
         user, workspace = os.environ.get(USER_ROOT), os.environ.get(WORKSPACE_ROOT)
         if user and workspace:

@@ -97,11 +97,12 @@ OPTIONS: tuple[Option, ...] = (
            "Stop each mutant's run at its first failing test, the tests in their own order "
            "(pytest specs without xdist; a mutation with killedBy keeps full counts); the "
            "evidence then names the killing test without full counts."),
-    Option("pytest-runner", Kind.TEXT, "forked",
-           "How pytest runs the baseline and each mutant: `forked` (a warm server that "
-           "imports pytest once and forks a fresh child per run, where fork exists; the "
-           "first run of each test set runs both ways and any difference falls back) or "
-           "`subprocess` (a fresh `python -m pytest` per run).",
+    Option("pytest-runner", Kind.TEXT, "subprocess",
+           "How pytest runs the baseline and each mutant: `subprocess` (a fresh `python -m "
+           "pytest` per run, the default) or, asked for, `forked` (a warm server that imports "
+           "pytest once and forks a child per run, where fork exists: faster, but a fork is "
+           "not a fresh interpreter; start-up code it cannot vouch for, or a first run of a "
+           "test set that differs from a fresh process's, falls back to `subprocess`).",
            choices=("forked", "subprocess")),
     Option("pytest-addopts", Kind.TEXT, None,
            "Replaces the project's pytest `addopts` in every run (for options such as "

@@ -23,6 +23,9 @@ from mutharness import process
 MODULE = "_mutharness_forkserver"  # the server's file in the start-up directory
 ANSWER_TIMEOUT_S = 120.0  # the server's start (importing pytest) and each fork's answer
 CLOSE_TIMEOUT_S = 5.0
+# what an interpreter's own start-up may take out of its environment (macOS's framework stub
+# hands the real executable this variable, which consumes it): never start-up code's doing
+INTERPRETER_OWN = frozenset({"__PYVENV_LAUNCHER__"})
 
 
 class ServerUnusable(Exception):
@@ -31,6 +34,16 @@ class ServerUnusable(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+def environment_changes(given: Mapping[str, str], found: object) -> list[str]:
+    """The variables the server's start-up (the interpreter's, then importing pytest) set,
+    changed or removed in the environment it was `given` (`found`: the server's own, as it
+    reported it when ready; not a mapping: that it did not report one)."""
+    if not isinstance(found, Mapping):
+        return ["the server did not report its environment"]
+    return sorted(name for name in {*given, *found} - INTERPRETER_OWN
+                  if given.get(name) != found.get(name))
 
 
 def _pid(answer: dict[str, Any] | None) -> int:
@@ -60,6 +73,12 @@ class ForkServer:
                 raise ServerUnusable(f"it did not load pytest within {ANSWER_TIMEOUT_S:g} s")
             if not ready.get("ready"):
                 raise ServerUnusable(str(ready.get("problem") or "it refused to start"))
+            changed = environment_changes(env, ready.get("environ"))
+            if changed:
+                raise ServerUnusable(
+                    f"the server's start-up changed its environment ({', '.join(changed)}); "
+                    "a forked child, given the run's environment, would not have that "
+                    "change: each run needs a fresh interpreter")
         except BaseException:
             server.close()
             raise

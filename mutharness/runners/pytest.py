@@ -596,8 +596,14 @@ def _reason(error: BaseException) -> str:
     return str(getattr(error, "strerror", None) or error)
 
 
+def _distributed(facts: RunFacts) -> bool:
+    return isinstance(facts.extension, PytestFacts) and facts.extension.distributed
+
+
 def differences(fresh: RunFacts, forked: RunFacts, cwd: Path) -> str | None:
-    """The first way the forked run's facts differ from the fresh process's (None: alike)."""
+    """The first way the forked run's facts differ from the fresh process's (None: alike).
+    Under pytest-xdist the report lists tests as the workers finish them, an order that
+    differs from run to run in fresh processes too: there the order is no difference."""
     def outcomes(facts: RunFacts) -> dict[str, tuple[str, str]]:
         return {o.nodeid: (o.outcome.value, o.reason) for o in facts.outcomes}
 
@@ -607,7 +613,8 @@ def differences(fresh: RunFacts, forked: RunFacts, cwd: Path) -> str | None:
         f"{after.get(nodeid, ('not run',))[0]}"
         for nodeid in dict.fromkeys([*before, *after]) if before.get(nodeid) != after.get(nodeid)
     ]
-    if changed or list(before) != list(after):
+    in_order = not (_distributed(fresh) and _distributed(forked))
+    if changed or (in_order and list(before) != list(after)):
         return "test outcomes: " + ("; ".join(changed[:3]) or "the same tests in another order")
 
     def extension(facts: RunFacts) -> tuple[object, ...]:

@@ -190,19 +190,22 @@ def test_leaves_a_daemon_that_escaped_the_group_and_the_environment_marker():
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the subreaper is Linux's")
+@pytest.mark.parametrize("runner", ["subprocess", "forked"])
 def test_a_daemon_that_escaped_group_and_marker_is_killed_before_the_next_run(
-    make_project: ProjectFactory, cli: Cli, tmp_path: Path
+    runner: str, make_project: ProjectFactory, cli: Cli, tmp_path: Path
 ) -> None:
     project = with_test(make_project, "test_daemon.py", DAEMON_TEST, 6, [LOW_BOUND, SURVIVOR])
     sandbox = Sandbox.under(tmp_path)
 
     with no_strays(sandbox.spy):
-        done = cli(project.root, "verify", "specs/calc.json", env=sandbox.env())
+        done = cli(project.root, "verify", "specs/calc.json", "--pytest-runner", runner,
+                   env=sandbox.env())
         daemons = [int(path.read_text()) for path in sandbox.spy.glob("daemon-*.pid")]
 
         assert done.code == 0, done.out + done.err
         assert [m["verdict"] for m in mutations_of(project.root)] == ["CAUGHT", "SURVIVED"]
-        assert len(daemons) == 4  # the baseline's, the warm runner's proof's, each mutant's
+        # the baseline's, each mutant's (and, forked, the warm runner's proof's)
+        assert len(daemons) == (4 if runner == "forked" else 3)
         assert [pid for pid in daemons if alive(pid)] == []
 
 

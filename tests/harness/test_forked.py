@@ -17,6 +17,7 @@ from mutharness.results import from_json, to_json
 REPOSITORY = Path(__file__).resolve().parents[2]
 ProjectFactory = Callable[..., Project]
 Cli = Callable[..., Completed]
+FORKED = ("--pytest-runner", "forked")  # asked for: the default is a fresh process per run
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux",
                                 reason="the warm runner forks; its runs are told apart by /proc")
@@ -168,7 +169,7 @@ def test_import_time_mutations_get_the_same_verdicts_forked_as_in_fresh_processe
 ) -> None:
     fresh, fresh_results, fresh_runs = _verify(cli, project, "fresh", "--pytest-runner",
                                                "subprocess")
-    forked, forked_results, forked_runs = _verify(cli, project, "forked")
+    forked, forked_results, forked_runs = _verify(cli, project, "forked", *FORKED)
 
     assert fresh.code == 0, fresh.out + fresh.err
     assert forked.code == 0, forked.out + forked.err
@@ -202,8 +203,8 @@ def test_a_run_whose_tests_see_the_fork_falls_back_and_says_why(
 
     evidence = project.root.parent / "evidence"
     fresh, fresh_results, _ = _verify(cli, project, "fresh", "--pytest-runner", "subprocess")
-    forked, forked_results, forked_runs = _verify(cli, project, "forked", "--evidence",
-                                                  str(evidence))
+    forked, forked_results, forked_runs = _verify(cli, project, "forked", *FORKED,
+                                                  "--evidence", str(evidence))
 
     assert fresh.code == 0, fresh.out + fresh.err
     assert forked.code == 0, forked.out + forked.err
@@ -224,8 +225,8 @@ def test_a_fall_back_in_j2_workers_is_told_once_and_kept_in_the_results(
 ) -> None:
     _fork_seen(project)
 
-    one, one_results, _ = _verify(cli, project, "one")
-    two, two_results, two_runs = _verify(cli, project, "two", "-j", "2")
+    one, one_results, _ = _verify(cli, project, "one", *FORKED)
+    two, two_results, two_runs = _verify(cli, project, "two", *FORKED, "-j", "2")
 
     assert one.code == 0, one.out + one.err
     assert two.code == 0, two.out + two.err
@@ -235,9 +236,8 @@ def test_a_fall_back_in_j2_workers_is_told_once_and_kept_in_the_results(
     assert two_runs.count("forked") == 2  # each worker's proof; every mutant ran fresh
 
 
-def test_a_workspace_module_that_would_shadow_one_the_server_holds_means_no_server(
-    project: Project, cli: Cli
-) -> None:
+def _own_pprint(project: Project) -> None:
+    """A top-level pprint.py that tests import (a fresh python -m pytest imports it)."""
     project.write("pprint.py", (
         "import importlib.util, os, sysconfig\n"
         "_spec = importlib.util.spec_from_file_location(\n"
@@ -255,18 +255,127 @@ def test_a_workspace_module_that_would_shadow_one_the_server_holds_means_no_serv
                              "expectBaselinePass": 6})
     project.commit("a pprint of its own")
 
-    forked, _, forked_runs = _verify(cli, project, "forked")
+
+def test_a_workspace_module_that_would_shadow_one_the_server_holds_means_no_server(
+    project: Project, cli: Cli
+) -> None:
+    _own_pprint(project)
+
+    forked, _, forked_runs = _verify(cli, project, "forked", *FORKED)
 
     assert forked.code == 0, forked.out + forked.err
     assert "would shadow pprint" in forked.err
     assert forked_runs == ["fresh"] * 9
 
 
+def test_a_shadowing_note_made_by_two_workers_is_told_once(project: Project, cli: Cli) -> None:
+    _own_pprint(project)
+
+    two, results, _ = _verify(cli, project, "two", *FORKED, "-j", "2")
+
+    assert two.code == 0, two.out + two.err
+    assert two.err.count("note:") == 1, two.err  # the same words from each worker's workspace
+    [note] = results["notes"]  # type: ignore[misc]
+    assert "the workspace's pprint.py would shadow pprint" in note
+
+
+def test_a_directory_without_init_named_as_a_module_the_server_holds_shadows_nothing(
+    project: Project, cli: Cli
+) -> None:
+    # jsonschema's json/ test data: a namespace-package candidate, never imported over the
+    # standard library's json package (a regular package on a later path entry)
+    project.write("json/tests/draft7.json", '{"type": "integer"}\n')
+    project.write("tests/test_data.py", (
+        "import json\n\n\ndef test_the_data_reads_with_the_standard_json():\n"
+        "    with open('json/tests/draft7.json', encoding='utf-8') as handle:\n"
+        "        assert json.load(handle) == {'type': 'integer'}\n"
+        "    assert json.__file__ and 'site' not in json.__file__\n"
+    ))
+    project.spec("imports", {**IMPORT_TIME, "tests": ["tests/test_pkg.py", "tests/test_data.py"],
+                             "expectBaselinePass": 6})
+    project.commit("test data in a json/ directory")
+
+    fresh, fresh_results, _ = _verify(cli, project, "fresh", "--pytest-runner", "subprocess")
+    forked, forked_results, forked_runs = _verify(cli, project, "forked", *FORKED)
+
+    assert fresh.code == 0, fresh.out + fresh.err
+    assert forked.code == 0, forked.out + forked.err
+    assert _without_settings(forked_results) == _without_settings(fresh_results)
+    assert "note:" not in forked.err, forked.err
+    assert forked_runs == ["fresh", "fresh", "forked"] + ["forked"] * 7
+
+
+ORDER_CONFTEST = '''\
+import os
+
+
+def pytest_sessionstart(session):
+    if hasattr(session.config, "workerinput"):
+        return  # an xdist worker's session: only the controller counts
+    path = os.environ["SESSIONS"]
+    count = 1
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as handle:
+            count = int(handle.read()) + 1
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(str(count))
+'''
+
+ORDER_TESTS = '''\
+import os
+import time
+
+from order import value
+
+
+def _slow_in_sessions(parity):
+    with open(os.environ["SESSIONS"], encoding="utf-8") as handle:
+        if int(handle.read()) % 2 == parity:
+            time.sleep(1.5)
+
+
+def test_first():
+    _slow_in_sessions(0)
+    assert value() == 1
+
+
+def test_second():
+    _slow_in_sessions(1)
+    assert value() == 1
+'''
+
+
+def test_an_xdist_suite_whose_tests_finish_in_another_order_is_no_forked_difference(
+    make_project: ProjectFactory, cli: Cli
+) -> None:
+    # the baseline's second test finishes first, the forked proof's first: xdist reports
+    # tests as they finish, so their order differs from run to run in fresh processes too
+    made = make_project()
+    made.write("pyproject.toml",
+               '[tool.pytest.ini_options]\npythonpath = ["src"]\naddopts = "-n 2"\n')
+    made.write("src/order.py", "def value():\n    return 1\n")
+    made.write("tests/conftest.py", ORDER_CONFTEST)
+    made.write("tests/test_order.py", ORDER_TESTS)
+    made.spec("order", {"tests": ["tests/test_order.py"], "expectBaselinePass": 2,
+                        "mutations": [_mutation("the value is off by one", "src/order.py",
+                                                "return 1", "return 2")]})
+    made.commit("an xdist suite")
+    out = made.root.parent / "order.json"
+
+    done = cli(made.root, "verify", "specs/order.json", *FORKED, "--json", str(out),
+               env={**os.environ, "SESSIONS": str(made.root.parent / "sessions")})
+
+    assert done.code == 0, done.out + done.err
+    assert "note:" not in done.err, done.err
+    assert json.loads(out.read_text("utf-8"))["notes"] == []
+
+
 def test_a_server_that_dies_leaves_the_verdicts_to_fresh_processes(
     project: Project, cli: Cli
 ) -> None:
     fresh, fresh_results, _ = _verify(cli, project, "fresh", "--pytest-runner", "subprocess")
-    forked, forked_results, forked_runs = _verify(cli, project, "forked", KILL_THE_SERVER="1")
+    forked, forked_results, forked_runs = _verify(cli, project, "forked", *FORKED,
+                                                     KILL_THE_SERVER="1")
 
     assert fresh.code == 0, fresh.out + fresh.err
     assert forked.code == 0, forked.out + forked.err
@@ -362,7 +471,7 @@ def test_a_forked_run_ends_as_a_fresh_interpreter_does_threads_joined_and_main_p
 
     fresh, fresh_results, _ = _verify(cli, project, "fresh", "--pytest-runner", "subprocess",
                                       *limits)
-    forked, forked_results, forked_runs = _verify(cli, project, "forked", *limits)
+    forked, forked_results, forked_runs = _verify(cli, project, "forked", *FORKED, *limits)
 
     verdicts = [m["verdict"] for m in fresh_results["specs"][0]["mutations"]]  # type: ignore[index]
     assert verdicts == ["TIMEOUT", "SURVIVED"], fresh.out + fresh.err

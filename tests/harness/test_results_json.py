@@ -49,7 +49,7 @@ def test_the_json_option_writes_versions_commit_spec_baseline_and_per_mutation_f
     assert (results["commit"], results["dirty"], results["dirty_changes"]) == (head, False, [])
     assert results["exit_code"] == 0 and results["interrupted"] is False
     assert results["command"] == ["mutharness", "verify", "specs/calc.json"]
-    assert results["notes"] == []  # nothing to tell: the warm runner was proven
+    assert results["notes"] == []  # nothing to tell: every run a fresh process, the default
     noted = {**results, "notes": ["pytest runs in a fresh process per run from now on: why"]}
     assert to_json(from_json(noted))["notes"] == noted["notes"]
     older = {key: value for key, value in results.items() if key != "notes"}

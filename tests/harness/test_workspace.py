@@ -61,7 +61,7 @@ def test_each_run_happens_in_a_checkout_under_TMPDIR_that_is_removed_afterwards(
 
     assert done.code == 0, done.out + done.err
     sessions = sandbox.sessions()
-    assert len(sessions) == 4  # the baseline, the warm runner's proof, two mutations
+    assert len(sessions) == 3  # the baseline, two mutations
     for session in sessions:
         checkout = Path(session["cwd"])
         assert checkout.parent.parent == sandbox.tmpdir
@@ -82,7 +82,6 @@ def test_every_mutation_runs_on_the_restored_original_with_only_its_own_splice(
     seen = [session["calc"] for session in sandbox.sessions()]
     assert seen == [
         CALC,
-        CALC,  # the warm runner's proof run, after the baseline
         CALC.replace("    if value < low:\n        return low\n", ""),
         CALC.replace("return age >= 18", "return age >= 17"),
     ]
@@ -115,7 +114,7 @@ def test_files_a_run_writes_are_removed_before_the_next_run_and_are_no_drift(
     assert (first["verdict"], first["removed"]) == ("SURVIVED", ["litter.txt"])
     assert (second["verdict"], second["removed"]) == ("CAUGHT", [])
     assert ["litter.txt" in session["files"] for session in sandbox.sessions()] == [
-        False, False, False, False  # the baseline, the proof, the littering mutant, the next
+        False, False, False  # the baseline, the littering mutant, the next
     ]
 
 
