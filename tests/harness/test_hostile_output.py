@@ -192,8 +192,12 @@ def test_render_writes_every_report_of_results_whose_texts_hold_lone_surrogates_
     document = json.loads((here / "run.json").read_text("utf-8"))
     caught = document["specs"][0]["mutations"][0]
     odd = "\ud800 \x00 \x1b[2J \udcff"
-    caught["facts"]["not_passed"][0]["nodeid"] += odd
-    caught["facts"]["not_passed"][0]["reason"] = odd
+    failing = caught["facts"]["not_passed"][0]
+    for test in document["specs"][0]["baseline"]["tests"]:  # the same test in the baseline:
+        if test["nodeid"] == failing["nodeid"]:  # a record consistent with its facts
+            test["nodeid"] += odd
+    failing["nodeid"] += odd
+    failing["reason"] = odd
     caught["reason"] = odd
     (here / "odd.json").write_text(json.dumps(document), "utf-8")  # \ud800 as JSON writes it
 
