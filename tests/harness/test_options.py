@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -145,6 +146,7 @@ def test_a_git_ignored_project_config_is_refused_before_anything_runs(
     assert "baseline" not in done.out
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="git for Windows commits no symlinks")
 def test_a_committed_project_config_that_is_a_symlink_is_refused_and_never_followed(
     make_project: Callable[..., Project], cli: Callable[..., Completed], tmp_path: Path
 ) -> None:
