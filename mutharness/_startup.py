@@ -14,6 +14,11 @@ entries and finders in place) and before the main module imports anything. Here 
   package found that way also keeps the user's directory after the workspace's in its
   `__path__`, so files the workspace lacks (a generated `_version.py`, an extension built in
   place) are still found where the environment pointed;
+* refuses (ImportError, naming the file) a module found in the temp directory the workspace
+  lies in but outside the run's own directory, the user's repository and every path the
+  interpreter's own start-up put on `sys.path`: a `pythonpath` or `sys.path` entry that climbs
+  above the checkout (`..`, `-o pythonpath=$TMPDIR` in addopts) resolves, in the workspace,
+  to a directory other local users can write to;
 * appends a line per imported module (pid, name, file) to a log in `MUTHARNESS_IMPORTS`, so the
   harness knows which copy of each file every process of the run loaded, children included
   (a script run by path, `python pkg/cli.py`, as `__main__`: logged at start-up, since the
@@ -36,6 +41,7 @@ from typing import Any
 
 USER_ROOT = "MUTHARNESS_USER_ROOT"
 WORKSPACE_ROOT = "MUTHARNESS_WORKSPACE_ROOT"
+WORKSPACE_BASE = "MUTHARNESS_WORKSPACE_BASE"  # the run's own directory, in the shared temp dir
 IMPORTS = "MUTHARNESS_IMPORTS"
 ERROR = "!error"  # a log line's name field when the hook itself failed
 REGISTERED = "_mutharness_startup"  # this module's name in sys.modules, for the warm runner
@@ -96,10 +102,18 @@ class WorkspaceFirst:
     """The finder first on sys.meta_path: what the others find in the user's tree is rewritten
     to the workspace's copy."""
 
-    def __init__(self, user_root: str, workspace_root: str, log: _Log | None) -> None:
+    def __init__(self, user_root: str, workspace_root: str, log: _Log | None,
+                 base: str | None = None) -> None:
         self.user = os.path.realpath(user_root)  # real paths keep their case: paths are
         self.workspace = os.path.realpath(workspace_root)  # compared normcased, never shown so
         self.log = log
+        self.base = os.path.realpath(base) if base else None  # the run's own directory
+        self.shared = os.path.dirname(self.base) if self.base else None  # the temp dir it is in
+        self.vouched = [  # what the interpreter's start-up put on sys.path, and its prefixes
+            os.path.realpath(entry) for entry in
+            [*sys.path, sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix]
+            if isinstance(entry, str) and entry
+        ]
         self.remapped_roots: list[str] = []  # workspace directories that replaced user ones
         self._real: dict[str, str] = {}
 
@@ -192,6 +206,17 @@ class WorkspaceFirst:
             spec.name, new_origin or origin, submodule_search_locations=new_locations
         )
 
+    def foreign(self, directory: str) -> bool:
+        """Whether `directory` lies in the shared temp directory but in none of the places a
+        run may import from (its own directory, the user's tree, the start-up's paths)."""
+        if self.shared is None or self.base is None:
+            return False
+        real = self._realdir(os.path.abspath(directory or os.curdir))
+        if self._relative(real, self.shared) is None:
+            return False
+        allowed = [self.base, self.user, *self.vouched]
+        return all(self._relative(real, root) is None for root in allowed)
+
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
         try:
             after = sys.meta_path[sys.meta_path.index(self) + 1:]
@@ -213,6 +238,47 @@ class WorkspaceFirst:
                 self.log.write(fullname, os.path.abspath(spec.origin))
             return spec
         return None
+
+
+class _Refusing:
+    """The path entry finder of a foreign directory: a module found there is refused."""
+
+    def __init__(self, directory: str, shared: str, real: Any) -> None:
+        self.directory, self.shared, self.real = directory, shared, real
+
+    def find_spec(self, fullname: str, target: Any = None) -> Any:
+        spec = self.real.find_spec(fullname, target)
+        if spec is None:
+            return None
+        raise ImportError(
+            f"mutharness refuses to import {fullname} from {self.directory}, a `pythonpath` "
+            "or `sys.path` entry above the checkout, in the temporary directory other users "
+            f"share ({self.shared}): name a directory inside the repository instead",
+            name=fullname, path=self.directory,
+        )
+
+    def invalidate_caches(self) -> None:
+        self.real.invalidate_caches()
+
+
+class ForeignGuard:
+    """A path hook, first on `sys.path_hooks`: every import system lookup on a directory of
+    `sys.path` or a package's `__path__` asks it first (pytest's assertion rewriter too), and
+    a foreign one (`WorkspaceFirst.foreign`) gets a finder that refuses what it holds."""
+
+    def __init__(self, judge: WorkspaceFirst) -> None:
+        self.judge = judge
+
+    def __call__(self, directory: str) -> Any:
+        if not isinstance(directory, str) or not self.judge.foreign(directory):
+            raise ImportError("not a foreign directory")  # the next path hook decides
+        for hook in sys.path_hooks[sys.path_hooks.index(self) + 1:]:
+            try:
+                real = hook(directory)
+            except ImportError:
+                continue
+            return _Refusing(directory, str(self.judge.shared), real)
+        raise ImportError("no path hook takes it")
 
 
 def _chain() -> None:
@@ -257,8 +323,9 @@ def install() -> _Log | None:
             atexit.register(log.modules)
         user, workspace = os.environ.get(USER_ROOT), os.environ.get(WORKSPACE_ROOT)
         if user and workspace:
-            hook = WorkspaceFirst(user, workspace, log)
-            hook.rewrite_sys_path()
+            hook = WorkspaceFirst(user, workspace, log, os.environ.get(WORKSPACE_BASE))
+            sys.path_hooks.insert(0, ForeignGuard(hook))
+            hook.rewrite_sys_path()  # (clears sys.path_importer_cache)
             sys.meta_path.insert(0, hook)
     except Exception as error:
         if log is not None:

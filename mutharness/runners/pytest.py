@@ -49,8 +49,9 @@ from mutharness.runners.sandbox import sandboxed
 NAME = "pytest"
 PROBE_MODULE = "_mutharness_probe"
 BOOT_MARKER = "mutharness-boot"  # names a run's start-up directory (stripped from a nested run)
-USER_ROOT = "MUTHARNESS_USER_ROOT"  # these three: see _startup
+USER_ROOT = "MUTHARNESS_USER_ROOT"  # these four: see _startup
 WORKSPACE_ROOT = "MUTHARNESS_WORKSPACE_ROOT"
+WORKSPACE_BASE = "MUTHARNESS_WORKSPACE_BASE"
 IMPORTS = "MUTHARNESS_IMPORTS"
 SCRUBBED = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE")
 PROBE_TIMEOUT_S = 120.0
@@ -451,6 +452,7 @@ class PytestRunner:
             isolation = self.isolation
             env[USER_ROOT] = str(isolation.user_root)
             env[WORKSPACE_ROOT] = str(isolation.workspace_root)
+            env[WORKSPACE_BASE] = str(isolation.workspace_base)
             entries = [
                 _remapped_entry(entry, isolation.user_root, isolation.workspace_root)
                 for entry in entries

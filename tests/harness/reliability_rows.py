@@ -379,6 +379,11 @@ ROWS: tuple[Row, ...] = (
         "never loaded: every run pins --confcutdir to the workspace after the options", "no code ran; exit 0 (was: it ran)",
         H + "test_outside.py::"
         "test_a_conftest_planted_above_the_workspace_never_loads_though_the_options_say_confcutdir_root"),
+    Row("outside", "-o pythonpath=$TMPDIR -p plugin, -c/--config-file or --rootdir outside, in addopts or pytest-addopts",
+        "a module in the shared temp dir outside the run's directory is refused by a path hook, naming it; -c from addopts is too late to choose a config; --rootdir is pinned",
+        "no code ran; exit 2 naming the refusal (was: the planted plugin ran)",
+        H + "test_outside.py::"
+        "test_options_naming_a_config_a_rootdir_or_a_plugin_outside_the_workspace_load_nothing_from_it"),
     Row("outside", "a git-ignored mutharness.toml beside a clean tree",
         "refused before anything runs, naming it (a run reads HEAD's bytes)", "exit 2, no baseline (was: its options used)",
         H + "test_options.py::test_a_git_ignored_project_config_is_refused_before_anything_runs"),

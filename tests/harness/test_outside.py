@@ -204,3 +204,44 @@ def test_restore_never_writes_through_a_hard_link_a_mutant_planted(
     assert "replaced or rewritten during the run" in linker["reason"]
     assert caught["verdict"] == "CAUGHT"
     assert done.code == 2
+
+
+PLANTED_PLUGIN = '''\
+import pathlib
+pathlib.Path(__file__).with_name("PLANTED_PLUGIN_RAN").write_text("code ran as you")
+'''
+
+
+@pytest.mark.parametrize(("options", "code", "said"), [
+    ("-c {outside}/planted.ini", 0, ""),  # addopts come from the ini: too late to choose it
+    ("--config-file={outside}/planted.ini", 0, ""),
+    ("--rootdir={outside} -p planted_plugin", 2, "planted_plugin"),  # the pinned one wins
+    ("-o pythonpath={outside} -p planted_plugin", 2, "refuses to import planted_plugin"),
+])
+@pytest.mark.parametrize("where", ["addopts", "pytest-addopts"])
+def test_options_naming_a_config_a_rootdir_or_a_plugin_outside_the_workspace_load_nothing_from_it(
+    make_project: ProjectFactory, cli: Cli, tmp_path: Path, where: str, options: str, code: int,
+    said: str,
+) -> None:
+    sandbox = Sandbox.under(tmp_path)
+    outside = sandbox.tmpdir
+    (outside / "conftest.py").write_text(PLANTED_CONFTEST)
+    (outside / "planted_plugin.py").write_text(PLANTED_PLUGIN)
+    (outside / "planted.ini").write_text(
+        f"[pytest]\npythonpath = {outside}\naddopts = -p planted_plugin --confcutdir={outside}\n"
+    )
+    project = make_project()
+    written = options.format(outside=outside.as_posix())
+    if where == "addopts":
+        project.write("pyproject.toml", '[tool.pytest.ini_options]\npythonpath = ["src"]\n'
+                      f'addopts = "{written}"\n')
+    else:
+        project.write("mutharness.toml", f'pytest-addopts = "{written}"\n')
+    project.commit(f"{where}: {options}")
+
+    done = cli(project.root, "verify", "specs/calc.json", env=sandbox.env())
+
+    assert not (outside / "PLANTED_PLUGIN_RAN").exists(), done.out + done.err
+    assert not (outside / "PLANTED_CONFTEST_RAN").exists(), done.out + done.err
+    assert done.code == code, done.out + done.err
+    assert said in done.err
