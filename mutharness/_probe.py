@@ -1,16 +1,23 @@
-"""pytest plugin loaded into each child: records the session's end, its modules, its config,
-the tests a failing subtest belongs to (pytest-json-report words those as passed), and
-whether pytest-xdist distributed the tests.
+"""pytest plugin loaded into each child: drops the options the project config names from the
+project's addopts, records the session's end, its modules, its config, the tests a failing
+subtest belongs to (pytest-json-report words those as passed), and whether pytest-xdist
+distributed the tests.
 
-It runs in the tests' interpreter (Python 3.8 syntax, standard library only).
+It runs in the tests' interpreter (Python 3.8 syntax, the standard library and pytest).
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import sys
+from collections.abc import Iterator
 from typing import Any
+
+import pytest
+
+DROP_ADDOPTS = "MUTHARNESS_DROP_ADDOPTS"  # a JSON list of option names (pytest-drop-addopts)
 
 
 class _SubtestFailures:
@@ -22,6 +29,72 @@ class _SubtestFailures:
     def pytest_runtest_logreport(self, report: Any) -> None:
         if "subtest" in type(report).__name__.lower() and report.failed:
             self.nodeids.add(report.nodeid)
+
+
+def _takes_value(parser: Any, name: str) -> bool:
+    """Whether the option `name` takes a value, as pytest's own parser (with every plugin's
+    options registered) says: given alone, it complains of a missing argument."""
+    try:
+        parser.parse_known_args([name])
+    except (pytest.UsageError, SystemExit):
+        return True
+    return False
+
+
+def _dropped(addopts: list[str], names: list[str], parser: Any) -> tuple[list[str], list[str]]:
+    """`addopts` without the `names` (each with its value, however written), and the names
+    none of them carried."""
+    kept: list[str] = []
+    found = set()
+    index = 0
+    while index < len(addopts):
+        token = addopts[index]
+        hit = None
+        for name in names:
+            short = not name.startswith("--") and len(name) == 2
+            if token == name or (not short and token.startswith(name + "=")):
+                hit = name
+            elif short and token.startswith(name) and _takes_value(parser, name):
+                hit = name  # `-kexpr`: the value attached
+        if hit is None:
+            kept.append(token)
+            index += 1
+            continue
+        found.add(hit)
+        index += 2 if token == hit and _takes_value(parser, hit) else 1
+    return kept, [name for name in names if name not in found]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_load_initial_conftests(
+    early_config: Any, parser: Any, args: list[str]
+) -> Iterator[None]:
+    """Before any plugin reads the early options (pytest-cov does, here): remove the named
+    options from the addopts pytest put at the head of `args`, and parse the early options
+    again. A pytest-xdist worker gets its options without the addopts: nothing to remove."""
+    names = json.loads(os.environ.get(DROP_ADDOPTS) or "[]")
+    if names:
+        addopts = [str(token) for token in early_config.getini("addopts")]
+        for name in names:
+            if name in ("-p", "--plugin") or not name.startswith("-"):
+                raise pytest.UsageError(
+                    f"pytest-drop-addopts: {name!r} cannot be dropped (a `-p` plugin is "
+                    "loaded before any option is read; not an option name otherwise): "
+                    "replace the addopts with pytest-addopts"
+                )
+        if not addopts or args[:len(addopts)] == addopts:
+            kept, missing = _dropped(addopts, names, parser)
+            if missing:
+                raise pytest.UsageError(
+                    f"pytest-drop-addopts names {', '.join(missing)}, which the project's "
+                    f"addopts ({' '.join(addopts) or 'none'}) do not carry: remove it from "
+                    "mutharness.toml"
+                )
+            args[:len(addopts)] = kept
+            early_config.known_args_namespace = parser.parse_known_args(
+                args, namespace=copy.copy(early_config.option)
+            )
+    yield
 
 
 def pytest_configure(config: Any) -> None:

@@ -107,6 +107,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("pytest-addopts", Kind.TEXT, None,
            "Replaces the project's pytest `addopts` in every run (for options such as "
            "--cov-fail-under that fail a subset of the suite for reasons unrelated to it)."),
+    Option("pytest-drop-addopts", Kind.TEXTS, (),
+           "Options removed by name from the project's pytest `addopts` in every run, each "
+           "with its value however written (`--cov-fail-under=90`, `--cov-fail-under 90`, "
+           "`-kexpr`; pytest's own parser says whether a name takes one); the rest of the "
+           "addopts stay. A name the addopts do not carry is refused. `-p` cannot be "
+           "dropped (pytest loads those plugins first): use pytest-addopts."),
     Option("platform-skips", Kind.PATH, "specs/platform-skips.json",
            "The reviewed platform skip policy, repo-relative (absent: no skip is approved)."),
     Option("since-records", Kind.PATH, "evidence",

@@ -63,6 +63,7 @@ def _pytest(setup: RunnerSetup) -> Runner:
     return pytest.PytestRunner(
         str(Path(python).absolute()) if setup.options["python"] else python,
         setup.environ, pycache, setup.isolation, setup.options["pytest-addopts"],
+        drop_addopts=tuple(setup.options["pytest-drop-addopts"]),
         probe_dir=setup.scratch("probe"),
         server_dir=(setup.scratch("forkserver") if setup.options["pytest-runner"] == "forked"
                     else None),

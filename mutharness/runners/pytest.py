@@ -53,6 +53,7 @@ USER_ROOT = "MUTHARNESS_USER_ROOT"  # these four: see _startup
 WORKSPACE_ROOT = "MUTHARNESS_WORKSPACE_ROOT"
 WORKSPACE_BASE = "MUTHARNESS_WORKSPACE_BASE"
 IMPORTS = "MUTHARNESS_IMPORTS"
+DROP_ADDOPTS = "MUTHARNESS_DROP_ADDOPTS"  # see _probe
 SCRUBBED = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE")
 PROBE_TIMEOUT_S = 120.0
 MIN_PYTEST = "7.4"  # the oldest pytest mutharness is tested with (tests/harness/test_pytest_floor)
@@ -335,12 +336,14 @@ class PytestRunner:
         isolation: Isolation | None = None, addopts: str | None = None,
         user_base: str | None = None, probe_dir: Path | None = None,
         server_dir: Path | None = None, note: Callable[[str], None] | None = None,
+        drop_addopts: tuple[str, ...] = (),
     ) -> None:
         self.python = python
         self.environ = dict(environ)
         self.pycache = pycache  # shared bytecode cache; the workspace's part purged every run
         self.isolation = isolation
         self.addopts = addopts  # replaces the project's `addopts` (the pytest-addopts option)
+        self.drop_addopts = drop_addopts  # removed from them by name (pytest-drop-addopts)
         self.user_base = user_base  # the interpreter's user site base, kept under a private HOME
         self.probe_dir = probe_dir or pycache.parent / "probe"
         # the warm runner (a forked child per run) when given a directory for its server and
@@ -445,6 +448,8 @@ class PytestRunner:
         env["MUTHARNESS_PROBE_OUT"] = str(scratch / "probe.json")
         env[IMPORTS] = str(scratch / "imports")
         (scratch / "imports").mkdir()
+        if self.drop_addopts:
+            env[DROP_ADDOPTS] = json.dumps(list(self.drop_addopts))
         if self.user_base is not None:  # `pip install --user` packages stay importable
             env["PYTHONUSERBASE"] = self.user_base
         entries = [entry for entry in env.get("PYTHONPATH", "").split(os.pathsep) if entry]

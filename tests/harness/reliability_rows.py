@@ -123,6 +123,13 @@ ROWS: tuple[Row, ...] = (
         "refused naming `pytest-addopts` as the remedy; with it set, verified", "exit 2, then exit 0",
         H + "test_clean_state.py::"
         "test_a_baseline_failed_by_the_project_s_coverage_floor_names_pytest_addopts_as_the_remedy"),
+    Row("environment", "pytest-drop-addopts = [\"--cov-fail-under\"] with addopts --cov=calc --cov-fail-under 100 (real pytest-cov)",
+        "the floor and its value are removed before pytest-cov reads its options; coverage stays", "exit 0 (was: the key was unknown)",
+        H + "test_clean_state.py::test_pytest_drop_addopts_removes_the_coverage_floor_and_keeps_the_rest_of_the_addopts"),
+    Row("environment", "pytest-drop-addopts naming -k or --ignore written as -k v, -kv, --ignore=v, --ignore v",
+        "each dropped with its value, by pytest's own parser's arity; a name the addopts lack is refused naming it",
+        "exit 0; exit 2 naming the key",
+        H + "test_clean_state.py::test_pytest_drop_addopts_drops_an_option_with_its_value_however_it_is_written"),
     # -- interrupts ----------------------------------------------------------------------
     Row("interrupts", "SIGINT while a mutant runs",
         "exit 130; child tree killed; workspace removed; lock released; tree identical",

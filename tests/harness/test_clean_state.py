@@ -258,3 +258,58 @@ def test_a_baseline_failed_by_the_project_s_coverage_floor_names_pytest_addopts_
     assert refused.code == 2, refused.out + refused.err
     assert "pytest-addopts" in refused.err
     assert mended.code == 0, mended.out + mended.err
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="builds POSIX venv layouts (bin/python)")
+def test_pytest_drop_addopts_removes_the_coverage_floor_and_keeps_the_rest_of_the_addopts(
+    make_project: ProjectFactory, make_venv: VenvFactory, tool_site: Path, cli: Cli
+) -> None:
+    project = make_project()
+    project.write("src/calc.py", (project.root / "src/calc.py").read_text("utf-8")
+                  + "\n\ndef never_called():\n    return 1\n")
+    project.write("pyproject.toml", (
+        '[tool.pytest.ini_options]\npythonpath = ["src"]\n'
+        'addopts = "--cov=calc --cov-fail-under 100 --cov-report=json:cov.json"\n'
+    ))
+    project.write("mutharness.toml", 'pytest-drop-addopts = ["--cov-fail-under"]\n')
+    project.commit("mutharness runs drop the coverage floor by name, value and all")
+    venv = make_venv("cov", tools=tool_site)
+
+    done = cli(project.root, "verify", "specs/calc.json", "--python", str(venv.python))
+
+    assert done.code == 0, done.out + done.err
+    assert "pytest-drop-addopts" not in done.err
+
+
+@pytest.mark.parametrize(("addopts", "dropped"), [
+    ("-k no_test_has_this_name", "-k"),  # the value a separate word: pytest's parser says so
+    ("-kno_test_has_this_name", "-k"),  # attached to the short option
+    ("--ignore=tests --strict-markers", "--ignore"),
+    ("--ignore tests", "--ignore"),
+])
+def test_pytest_drop_addopts_drops_an_option_with_its_value_however_it_is_written(
+    make_project: ProjectFactory, cli: Cli, addopts: str, dropped: str
+) -> None:
+    project = make_project()
+    project.write("pyproject.toml", '[tool.pytest.ini_options]\npythonpath = ["src"]\n'
+                  f'addopts = "{addopts}"\n')
+    project.write("mutharness.toml", f'pytest-drop-addopts = ["{dropped}"]\n')
+    project.commit(f"addopts {addopts}, dropped by mutharness")
+
+    done = cli(project.root, "verify", "specs/calc.json")
+
+    assert done.code == 0, done.out + done.err
+
+
+def test_pytest_drop_addopts_naming_an_option_the_addopts_lack_is_refused_naming_it(
+    make_project: ProjectFactory, cli: Cli
+) -> None:
+    project = make_project()
+    project.write("mutharness.toml", 'pytest-drop-addopts = ["--cov-fail-under"]\n')
+    project.commit("drops what the project's addopts do not carry")
+
+    done = cli(project.root, "verify", "specs/calc.json")
+
+    assert done.code == 2, done.out + done.err
+    assert "--cov-fail-under" in done.err
+    assert "pytest-drop-addopts" in done.err
