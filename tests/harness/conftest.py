@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Mapping
@@ -68,6 +69,14 @@ def _under_wine() -> bool:
 
 
 UNDER_WINE = _under_wine()
+
+
+# A CI step started in the background by a non-interactive shell (`cmd &`, `nohup`) inherits
+# SIGINT ignored, and every child would too: mutharness keeps an ignored signal ignored, as
+# such a run asked, so the tests that deliver a real Ctrl-C would see nothing. The suite
+# delivers them to children started with SIGINT's default.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def wine_cannot(what: str) -> pytest.MarkDecorator:
