@@ -95,6 +95,11 @@ class DirtyTreeError(MutharnessError):
         lines += [f"    {shown(change)}" for change in self.changes[:20]]
         if len(self.changes) > 20:
             lines.append(f"    ... and {len(self.changes) - 20} more")
+        if any(change.startswith("??") for change in self.changes):
+            lines.append(
+                "  untracked files that belong to this machine alone (a local .venv, build "
+                "output) can be ignored instead: .gitignore, or .git/info/exclude for you alone"
+            )
         if self.filters:
             lines.append(
                 f"  note: mutharness never runs the filter driver(s) {', '.join(self.filters)} "
@@ -147,7 +152,8 @@ class BaselineError(MutharnessError):
     def message(self) -> str:
         lines = [
             f"spec {self.spec_id}: baseline is not trustworthy: {self.reason}. "
-            "Every verdict would be meaningless; fix the suite or the spec first."
+            "Every verdict would be meaningless; fix the suite, the spec or the project config "
+            "first."
         ]
         lines += [f"  {self.label}: {test_id}" for test_id in self.tests[:20]]
         if len(self.tests) > 20:

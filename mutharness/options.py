@@ -358,4 +358,21 @@ def resolve(cli: Mapping[str, Any], config: Mapping[str, Any], config_file: str 
             where or "", "node.options",
             f"{refused[0]!r} is not allowed (allowed: {', '.join(sorted(NODE_OPTIONS_ALLOWED))})",
         )
+    for item in values["pytest-drop-addopts"]:
+        problem = _not_droppable(item)
+        if problem:
+            where = ("--pytest-drop-addopts" if sources["pytest-drop-addopts"] is Source.CLI
+                     else config_file)
+            raise ConfigProblem(where or "", "pytest-drop-addopts", f"{item!r} {problem}")
     return Options(values, sources, config_file)
+
+
+def _not_droppable(name: str) -> str:
+    """Why `name` cannot be dropped from pytest's addopts ("" when it can)."""
+    if name in ("-p", "--plugin"):
+        return ("cannot be dropped: pytest loads `-p` plugins before it reads any other "
+                "option; replace the addopts with pytest-addopts instead")
+    if not name.startswith("-") or name in ("-", "--") or any(
+            char.isspace() or char == "=" for char in name):
+        return "is not an option name (`--cov-fail-under`, `-x`: the name alone, no value)"
+    return ""

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import Completed, Project
 
+from mutharness.errors import DirtyTreeError
 from mutharness.options import OPTIONS, ConfigProblem, Source, read_config, resolve
 
 Cli = Callable[..., Completed]
@@ -175,3 +176,34 @@ def test_a_committed_project_config_is_read_from_head_s_bytes(
     assert done.code == 0, done.out + done.err
     results = json.loads((project.root / ".mutharness/results.json").read_text("utf-8"))
     assert results["settings"]["values"]["baseline-runs"] == 2
+
+
+@pytest.mark.parametrize(("names", "refused"), [
+    (("--cov-fail-under", "-x", "--ignore"), None),
+    (("-p",), "'-p' cannot be dropped"),
+    (("--plugin",), "'--plugin' cannot be dropped"),
+    (("cov-fail-under",), "is not an option name"),
+    (("--cov-fail-under=90",), "is not an option name"),
+    (("--cov-fail-under 90",), "is not an option name"),
+    (("--",), "is not an option name"),
+])
+def test_pytest_drop_addopts_takes_option_names_alone_and_never_p(
+    names: tuple[str, ...], refused: str | None
+) -> None:
+    if refused is None:
+        assert resolve({}, {"pytest-drop-addopts": names}, "mutharness.toml")[
+            "pytest-drop-addopts"] == names
+        return
+    with pytest.raises(ConfigProblem) as raised:
+        resolve({}, {"pytest-drop-addopts": names}, "mutharness.toml")
+    assert refused in str(raised.value)
+    assert raised.value.key == "pytest-drop-addopts"
+    assert raised.value.file == "mutharness.toml"
+
+
+def test_a_dirty_tree_refusal_with_untracked_files_names_ignoring_them_as_a_way_out() -> None:
+    untracked = DirtyTreeError(("?? .venv/bin/python",)).message()
+    modified = DirtyTreeError((" M src/calc.py",)).message()
+
+    assert ".git/info/exclude" in untracked
+    assert ".git/info/exclude" not in modified
