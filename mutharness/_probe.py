@@ -43,25 +43,23 @@ def _takes_value(parser: Any, name: str) -> bool:
 
 def _dropped(addopts: list[str], names: list[str], parser: Any) -> tuple[list[str], list[str]]:
     """`addopts` without the `names` (each with its value, however written), and the names
-    none of them carried."""
+    none of them carried. The names are options alone, never `-p` (options.resolve checks)."""
+    takes = {name: _takes_value(parser, name) for name in names}
     kept: list[str] = []
     found = set()
     index = 0
     while index < len(addopts):
         token = addopts[index]
-        hit = None
-        for name in names:
-            short = not name.startswith("--") and len(name) == 2
-            if token == name or (not short and token.startswith(name + "=")):
-                hit = name
-            elif short and token.startswith(name) and _takes_value(parser, name):
-                hit = name  # `-kexpr`: the value attached
+        hit = next((name for name in names if token == name or (
+            token.startswith(name + "=") if name.startswith("--")
+            else takes[name] and token.startswith(name)  # `-kexpr`: the value attached
+        )), None)
         if hit is None:
             kept.append(token)
             index += 1
             continue
         found.add(hit)
-        index += 2 if token == hit and _takes_value(parser, hit) else 1
+        index += 2 if token == hit and takes[hit] else 1
     return kept, [name for name in names if name not in found]
 
 
@@ -75,13 +73,6 @@ def pytest_load_initial_conftests(
     names = json.loads(os.environ.get(DROP_ADDOPTS) or "[]")
     if names:
         addopts = [str(token) for token in early_config.getini("addopts")]
-        for name in names:
-            if name in ("-p", "--plugin") or not name.startswith("-"):
-                raise pytest.UsageError(
-                    f"pytest-drop-addopts: {name!r} cannot be dropped (a `-p` plugin is "
-                    "loaded before any option is read; not an option name otherwise): "
-                    "replace the addopts with pytest-addopts"
-                )
         if not addopts or args[:len(addopts)] == addopts:
             kept, missing = _dropped(addopts, names, parser)
             if missing:

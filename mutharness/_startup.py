@@ -109,11 +109,14 @@ class WorkspaceFirst:
         self.log = log
         self.base = os.path.realpath(base) if base else None  # the run's own directory
         self.shared = os.path.dirname(self.base) if self.base else None  # the temp dir it is in
-        self.vouched = [  # what the interpreter's start-up put on sys.path, and its prefixes
-            os.path.realpath(entry) for entry in
+        # what the interpreter's start-up put on sys.path, and its prefixes: made real only
+        # when a directory in the shared temp dir is judged (never, in most processes)
+        self._startup_paths = [
+            entry for entry in
             [*sys.path, sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix]
             if isinstance(entry, str) and entry
         ]
+        self._vouched: list[str] | None = None
         self.remapped_roots: list[str] = []  # workspace directories that replaced user ones
         self._real: dict[str, str] = {}
 
@@ -214,7 +217,9 @@ class WorkspaceFirst:
         real = self._realdir(os.path.abspath(directory or os.curdir))
         if self._relative(real, self.shared) is None:
             return False
-        allowed = [self.base, self.user, *self.vouched]
+        if self._vouched is None:
+            self._vouched = [self._realdir(entry) for entry in self._startup_paths]
+        allowed = [self.base, self.user, *self._vouched]
         return all(self._relative(real, root) is None for root in allowed)
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
@@ -323,8 +328,10 @@ def install() -> _Log | None:
             atexit.register(log.modules)
         user, workspace = os.environ.get(USER_ROOT), os.environ.get(WORKSPACE_ROOT)
         if user and workspace:
-            hook = WorkspaceFirst(user, workspace, log, os.environ.get(WORKSPACE_BASE))
-            sys.path_hooks.insert(0, ForeignGuard(hook))
+            base = os.environ.get(WORKSPACE_BASE)
+            hook = WorkspaceFirst(user, workspace, log, base)
+            if base:  # the guard judges directories against the run's own one
+                sys.path_hooks.insert(0, ForeignGuard(hook))
             hook.rewrite_sys_path()  # (clears sys.path_importer_cache)
             sys.meta_path.insert(0, hook)
     except Exception as error:

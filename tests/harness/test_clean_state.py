@@ -236,18 +236,26 @@ def test_a_test_that_only_refreshes_the_checkouts_index_causes_no_drift(
     assert [m["verdict"] for m in mutations_of(project.root)] == ["CAUGHT", "CAUGHT", "SURVIVED"]
 
 
+KEPT = "--deselect tests/test_calc.py::test_clamp_inside"  # an addopt whose effect counts show
+KEPT_PASS = 3  # the calc spec's 4 tests, one deselected: had every addopt gone, 4 would pass
+
+
+def coverage_floor_project(make_project: ProjectFactory, addopts: str) -> Project:
+    """The calc project, a function no test calls, and `addopts` (a coverage floor)."""
+    project = make_project()
+    project.write("src/calc.py", (project.root / "src/calc.py").read_text("utf-8")
+                  + "\n\ndef never_called():\n    return 1\n")
+    project.write("pyproject.toml", '[tool.pytest.ini_options]\npythonpath = ["src"]\n'
+                  f'addopts = "{addopts}"\n')
+    project.commit("a coverage floor the spec's tests alone do not reach")
+    return project
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="builds POSIX venv layouts (bin/python)")
 def test_a_baseline_failed_by_the_project_s_coverage_floor_names_pytest_addopts_as_the_remedy(
     make_project: ProjectFactory, make_venv: VenvFactory, tool_site: Path, cli: Cli
 ) -> None:
-    project = make_project()
-    project.write("src/calc.py", (project.root / "src/calc.py").read_text("utf-8")
-                  + "\n\ndef never_called():\n    return 1\n")
-    project.write("pyproject.toml", (
-        '[tool.pytest.ini_options]\npythonpath = ["src"]\n'
-        'addopts = "--cov=calc --cov-fail-under=100"\n'
-    ))
-    project.commit("a coverage floor the spec's tests alone do not reach")
+    project = coverage_floor_project(make_project, "--cov=calc --cov-fail-under=100")
     venv = make_venv("cov", tools=tool_site)
 
     refused = cli(project.root, "verify", "specs/calc.json", "--python", str(venv.python))
@@ -264,13 +272,8 @@ def test_a_baseline_failed_by_the_project_s_coverage_floor_names_pytest_addopts_
 def test_pytest_drop_addopts_removes_the_coverage_floor_and_keeps_the_rest_of_the_addopts(
     make_project: ProjectFactory, make_venv: VenvFactory, tool_site: Path, cli: Cli
 ) -> None:
-    project = make_project()
-    project.write("src/calc.py", (project.root / "src/calc.py").read_text("utf-8")
-                  + "\n\ndef never_called():\n    return 1\n")
-    project.write("pyproject.toml", (
-        '[tool.pytest.ini_options]\npythonpath = ["src"]\n'
-        'addopts = "--cov=calc --cov-fail-under 100 --cov-report=json:cov.json"\n'
-    ))
+    project = coverage_floor_project(make_project, f"--cov=calc --cov-fail-under 100 {KEPT}")
+    project.spec("calc", default_spec(expectBaselinePass=KEPT_PASS))
     project.write("mutharness.toml", 'pytest-drop-addopts = ["--cov-fail-under"]\n')
     project.commit("mutharness runs drop the coverage floor by name, value and all")
     venv = make_venv("cov", tools=tool_site)
@@ -292,7 +295,8 @@ def test_pytest_drop_addopts_drops_an_option_with_its_value_however_it_is_writte
 ) -> None:
     project = make_project()
     project.write("pyproject.toml", '[tool.pytest.ini_options]\npythonpath = ["src"]\n'
-                  f'addopts = "{addopts}"\n')
+                  f'addopts = "{addopts} {KEPT}"\n')
+    project.spec("calc", default_spec(expectBaselinePass=KEPT_PASS))
     project.write("mutharness.toml", f'pytest-drop-addopts = ["{dropped}"]\n')
     project.commit(f"addopts {addopts}, dropped by mutharness")
 
