@@ -8,6 +8,7 @@ came from, and the evidence's re-derive command repeats every value that is not 
 
 from __future__ import annotations
 
+import re
 import stat
 import tomllib
 from collections.abc import Callable, Mapping
@@ -367,12 +368,14 @@ def resolve(cli: Mapping[str, Any], config: Mapping[str, Any], config_file: str 
     return Options(values, sources, config_file)
 
 
+_OPTION_NAME = re.compile(r"-[A-Za-z]|--[A-Za-z0-9][A-Za-z0-9_-]*")  # pytest's option names
+
+
 def _not_droppable(name: str) -> str:
     """Why `name` cannot be dropped from pytest's addopts ("" when it can)."""
     if name in ("-p", "--plugin"):
         return ("cannot be dropped: pytest loads `-p` plugins before it reads any other "
                 "option; replace the addopts with pytest-addopts instead")
-    if not name.startswith("-") or name in ("-", "--") or any(
-            char.isspace() or char == "=" for char in name):
+    if not _OPTION_NAME.fullmatch(name):
         return "is not an option name (`--cov-fail-under`, `-x`: the name alone, no value)"
     return ""

@@ -186,6 +186,8 @@ def test_a_committed_project_config_is_read_from_head_s_bytes(
     (("--cov-fail-under=90",), "is not an option name"),
     (("--cov-fail-under 90",), "is not an option name"),
     (("--",), "is not an option name"),
+    (("--x\x1b[31m",), "is not an option name"),  # never reaches pytest nor a terminal raw
+    (("-kexpr",), "is not an option name"),
 ])
 def test_pytest_drop_addopts_takes_option_names_alone_and_never_p(
     names: tuple[str, ...], refused: str | None
