@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,8 +40,11 @@ class Runners:
             self(spec)
 
     def close(self) -> None:
-        for runner in self.started.values():
-            runner.close()
+        """Close every runner started, each even when closing an earlier one failed (the
+        first failure is raised once all are closed)."""
+        with ExitStack() as stack:
+            for runner in self.started.values():
+                stack.callback(runner.close)
 
 
 class Notes:
@@ -76,18 +79,21 @@ def opened(
     error or a signal (a second signal leaves the workspace to the next run's sweep)."""
     listener.phase(Phase.MATERIALISING)
     workspace = Workspace.create(source, temp_dir, included)
-    isolation = Isolation(source.root, workspace.base, workspace.root.resolve())
-    notes = Notes(listener)
-    runners = Runners(RunnerSetup(options, dict(environ), isolation, workspace.scratch, notes))
     remove = True
     try:
-        runners.start(specs)
-        yield Bench(Lab(runners, workspace, listener), runners, notes)
+        isolation = Isolation(source.root, workspace.base, workspace.root.resolve())
+        notes = Notes(listener)
+        runners = Runners(RunnerSetup(options, dict(environ), isolation, workspace.scratch,
+                                      notes))
+        try:
+            runners.start(specs)
+            yield Bench(Lab(runners, workspace, listener), runners, notes)
+        finally:
+            runners.close()
     except ForcedExit:
         remove = False  # exit at once: the next run's sweep removes the workspace
         raise
     finally:
-        runners.close()
         if remove:
             listener.phase(Phase.REMOVING)
             workspace.remove()
