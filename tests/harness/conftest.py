@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -156,21 +157,48 @@ BOUNDS = default_spec(mutations=[  # three more mutations of clamp, each caught 
 ])
 
 
+GIT_IDENTITY = ("[user]\n\tname = Fixture\n\temail = fixture@example.invalid\n"
+                "[init]\n\tdefaultBranch = main\n")
+# a CI's own variables: a test's run must not annotate or summarise the CI's job
+CI_VARIABLES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "PYTEST_ADDOPTS",
+                "GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY")
+
+
+def _isolate_git(home: Path, patch: pytest.MonkeyPatch) -> Path:
+    (home / ".gitconfig").write_text(GIT_IDENTITY)
+    patch.setenv("HOME", str(home))
+    patch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for key in CI_VARIABLES:
+        patch.delenv(key, raising=False)
+    return home
+
+
 @pytest.fixture
 def git_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An isolated HOME with a git identity, so the user's global config never leaks in."""
-    home = tmp_path_factory.mktemp("home")
-    (home / ".gitconfig").write_text(
-        "[user]\n\tname = Fixture\n\temail = fixture@example.invalid\n"
-        "[init]\n\tdefaultBranch = main\n"
-    )
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    # and a CI's own variables: a test's run must not annotate or summarise the CI's job
-    for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "PYTEST_ADDOPTS",
-                "GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY"):
-        monkeypatch.delenv(key, raising=False)
-    return home
+    return _isolate_git(tmp_path_factory.mktemp("home"), monkeypatch)
+
+
+def recording(tmp_path_factory: pytest.TempPathFactory, name: str,
+              record: Callable[[Path], None]) -> Path:
+    """A directory made once a session by `record(directory)` (real runs, with `git_home`'s
+    isolation), for tests that only read what it holds: each takes a copy (`copy_recording`)."""
+    base = tmp_path_factory.mktemp(name)
+    with pytest.MonkeyPatch.context() as patch:
+        _isolate_git(tmp_path_factory.mktemp(f"{name}-home"), patch)
+        record(base)
+    return base
+
+
+def copy_recording(recorded: Path, into: Path) -> None:
+    """A test's own copy of a recording: git repositories keep their HEAD and bytes."""
+    from mutharness.atomic import copy_file  # never CopyFile2, which Wine lacks
+
+    for entry in recorded.iterdir():
+        if entry.is_dir():
+            shutil.copytree(entry, into / entry.name, symlinks=True, copy_function=copy_file)
+        else:
+            copy_file(entry, into / entry.name)
 
 
 @pytest.fixture
@@ -178,18 +206,22 @@ def make_project(tmp_path: Path, git_home: Path) -> Callable[..., Project]:
     """Factory: a committed git repository holding the calc project."""
 
     def make(name: str = "repo", spec: Mapping[str, Any] | None = None) -> Project:
-        root = tmp_path / name
-        root.mkdir()
-        git(root, "init", "-q")
-        project = Project(root)
-        project.write("pyproject.toml", PYPROJECT)
-        project.write("src/calc.py", CALC)
-        project.write("tests/test_calc.py", TEST_CALC)
-        project.spec("calc", spec if spec is not None else default_spec())
-        project.commit("initial")
-        return project
+        return calc_project(tmp_path / name, spec)
 
     return make
+
+
+def calc_project(root: Path, spec: Mapping[str, Any] | None = None) -> Project:
+    """The calc project committed at `root` (git's identity: the caller's HOME)."""
+    root.mkdir()
+    git(root, "init", "-q")
+    project = Project(root)
+    project.write("pyproject.toml", PYPROJECT)
+    project.write("src/calc.py", CALC)
+    project.write("tests/test_calc.py", TEST_CALC)
+    project.spec("calc", spec if spec is not None else default_spec())
+    project.commit("initial")
+    return project
 
 
 NODE_FIXTURE = Path(__file__).parent / "fixtures" / "nodeproject"

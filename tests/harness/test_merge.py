@@ -9,7 +9,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BOUNDS, Completed, Project, git
+from conftest import (
+    BOUNDS,
+    Completed,
+    Project,
+    calc_project,
+    copy_recording,
+    git,
+    recording,
+    run_cli,
+)
 
 from mutharness.lab.joining import completed
 from mutharness.merge import joined
@@ -19,12 +28,30 @@ ProjectFactory = Callable[..., Project]
 Cli = Callable[..., Completed]
 
 
-@pytest.fixture
-def project(make_project: ProjectFactory) -> Project:
-    """The calc project with two specs: bounds (3 mutations) and calc (2)."""
-    made = make_project()
+RECORDED_SHARDS = ((1, 2), (2, 2))
+
+
+def _record(base: Path) -> None:
+    made = calc_project(base / "repo")
     made.spec("bounds", BOUNDS, commit=True)
-    return made
+    for k, n in RECORDED_SHARDS:
+        _run_shard(made, run_cli, k, n)
+    whole = run_cli(made.root, "verify", "specs", "--evidence", str(base / "one"))
+    assert whole.code == 0, whole.out + whole.err
+
+
+@pytest.fixture(scope="session")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Made once a session: the calc project with two specs (bounds, 3 mutations; calc, 2),
+    its shards 1/2 and 2/2 beside it, and one unsharded run with its evidence (`one/`)."""
+    return recording(tmp_path_factory, "merge", _record)
+
+
+@pytest.fixture
+def project(recorded: Path, tmp_path: Path, git_home: Path) -> Project:
+    """A copy of the recorded project and its shards and evidence: a test edits its own."""
+    copy_recording(recorded, tmp_path)
+    return Project(tmp_path / "repo")
 
 
 def out_of(project: Project) -> tuple[str, str]:
@@ -32,11 +59,17 @@ def out_of(project: Project) -> tuple[str, str]:
     return "--json", str(project.root.parent / "out.json")
 
 
-def shard(project: Project, cli: Cli, k: int, n: int) -> Path:
+def _run_shard(project: Project, cli: Cli, k: int, n: int) -> Path:
     out = project.root.parent / f"shard-{k}-of-{n}.json"
     done = cli(project.root, "verify", "specs", "--shard", f"{k}/{n}", "--json", str(out))
     assert done.code == 0, done.out + done.err
     return out
+
+
+def shard(project: Project, cli: Cli, k: int, n: int) -> Path:
+    """Shard k/n's results: the recorded run's copy beside `project`, else a real run now."""
+    out = project.root.parent / f"shard-{k}-of-{n}.json"
+    return out if (k, n) in RECORDED_SHARDS else _run_shard(project, cli, k, n)
 
 
 def names(path: Path) -> dict[str, list[int]]:
@@ -65,8 +98,6 @@ def test_each_shard_runs_only_its_mutations_and_says_which(project: Project, cli
 def test_two_merged_shards_give_the_results_and_evidence_of_one_unsharded_run(
     project: Project, cli: Cli
 ) -> None:
-    whole = cli(project.root, "verify", "specs", "--evidence", str(project.root.parent / "one"))
-    assert whole.code == 0, whole.out + whole.err
     shards = [shard(project, cli, 2, 2), shard(project, cli, 1, 2)]  # any order
 
     merged_json = project.root.parent / "merged.json"
@@ -147,9 +178,7 @@ def test_shards_whose_baselines_ran_other_tests_are_refused(project: Project, cl
 
 
 def test_a_results_file_that_is_not_a_shard_is_refused(project: Project, cli: Cli) -> None:
-    whole = cli(project.root, "verify", "specs")
-    assert whole.code == 0, whole.out + whole.err
-    results = project.root / ".mutharness" / "results.json"
+    results = project.root / ".mutharness" / "results.json"  # the recorded unsharded run's
 
     done = cli(project.root, "merge", str(results), *out_of(project))
 

@@ -8,28 +8,48 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Completed, Project, default_spec, git
+from conftest import (
+    Completed,
+    Project,
+    calc_project,
+    copy_recording,
+    default_spec,
+    git,
+    recording,
+    run_cli,
+)
 
 ProjectFactory = Callable[..., Project]
 Cli = Callable[..., Completed]
 
 
-@pytest.fixture
-def project(make_project: ProjectFactory) -> Project:
-    """calc with an undocumented survivor: the whole run exits 1 (one unexpected result)."""
+def _record(base: Path) -> None:
     spec = default_spec()
     del spec["mutations"][1]["expectCaught"]  # `>= 17` survives, but is expected caught
-    return make_project(spec=spec)
-
-
-def shards(project: Project, cli: Cli) -> tuple[Path, Path]:
-    made = []
+    made = calc_project(base / "repo", spec)
     for k in (1, 2):
-        out = project.root.parent / f"shard-{k}.json"
-        done = cli(project.root, "verify", "specs", "--shard", f"{k}/2", "--json", str(out))
+        out = base / f"shard-{k}.json"
+        done = run_cli(made.root, "verify", "specs", "--shard", f"{k}/2", "--json", str(out))
         assert done.code in (0, 1), done.out + done.err
-        made.append(out)
-    return made[0], made[1]
+
+
+@pytest.fixture(scope="session")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Made once a session: calc with an undocumented survivor (the whole run exits 1, one
+    unexpected result), and its real shards 1/2 and 2/2 beside it."""
+    return recording(tmp_path_factory, "forgery", _record)
+
+
+@pytest.fixture
+def project(recorded: Path, tmp_path: Path, git_home: Path) -> Project:
+    """A copy of the recorded project and its shards: a test edits its own."""
+    copy_recording(recorded, tmp_path)
+    return Project(tmp_path / "repo")
+
+
+def shards(project: Project) -> tuple[Path, Path]:
+    """The recorded shards, copied beside `project`."""
+    return project.root.parent / "shard-1.json", project.root.parent / "shard-2.json"
 
 
 def edit(path: Path, change: Callable[[dict[str, Any]], None]) -> Path:
@@ -63,7 +83,7 @@ def merge(project: Project, cli: Cli, *paths: Path, extra: tuple[str, ...] = ())
 def test_honest_shards_of_an_unexpected_result_merge_and_exit_1(
     project: Project, cli: Cli
 ) -> None:
-    first, second = shards(project, cli)
+    first, second = shards(project)
 
     done = merge(project, cli, first, second)
 
@@ -74,7 +94,7 @@ def test_honest_shards_of_an_unexpected_result_merge_and_exit_1(
 def test_a_survivor_edited_into_a_caught_verdict_is_refused_naming_it(
     project: Project, cli: Cli
 ) -> None:
-    first, second = shards(project, cli)
+    first, second = shards(project)
 
     def forge(document: dict[str, Any]) -> None:
         survivor(document).update(verdict="CAUGHT", as_expected=True)
@@ -88,7 +108,7 @@ def test_a_survivor_edited_into_a_caught_verdict_is_refused_naming_it(
 
 
 def test_an_expectation_flag_edited_alone_is_refused(project: Project, cli: Cli) -> None:
-    first, second = shards(project, cli)
+    first, second = shards(project)
     edit(holding_survivor(first, second), lambda d: survivor(d).update(as_expected=True))
 
     done = merge(project, cli, first, second)
@@ -101,7 +121,7 @@ def test_an_expectation_flag_edited_alone_is_refused(project: Project, cli: Cli)
 def test_an_expectation_edited_in_the_record_and_its_declaration_is_refused_by_the_checkout(
     project: Project, cli: Cli
 ) -> None:
-    first, second = shards(project, cli)
+    first, second = shards(project)
 
     def forge(document: dict[str, Any]) -> None:
         for spec in document["specs"]:
@@ -140,7 +160,7 @@ def test_swapped_records_are_refused_though_their_indices_are_in_place(
 
 
 def test_a_baseline_edited_off_its_pinned_count_is_refused(project: Project, cli: Cli) -> None:
-    first, second = shards(project, cli)
+    first, second = shards(project)
 
     def forge(document: dict[str, Any]) -> None:
         for spec in document["specs"]:
@@ -159,7 +179,7 @@ def test_a_baseline_edited_off_its_pinned_count_is_refused(project: Project, cli
 def test_shards_of_another_repository_are_refused(
     project: Project, make_project: ProjectFactory, cli: Cli
 ) -> None:
-    first, second = shards(project, cli)
+    first, second = shards(project)
     other = make_project("other")
 
     done = cli(other.root, "merge", str(first), str(second), "--json",
@@ -173,7 +193,7 @@ def test_shards_of_another_repository_are_refused(
 def test_shards_of_an_older_commit_merge_only_when_it_is_named_and_never_into_evidence(
     project: Project, cli: Cli
 ) -> None:
-    first, second = shards(project, cli)
+    first, second = shards(project)
     measured = git(project.root, "rev-parse", "HEAD").strip()
     project.write("README.md", "a later commit\n")
     project.commit("later")
@@ -191,7 +211,7 @@ def test_shards_of_an_older_commit_merge_only_when_it_is_named_and_never_into_ev
 def test_shards_whose_target_changed_at_the_named_commit_are_refused(
     project: Project, cli: Cli
 ) -> None:
-    first, second = shards(project, cli)
+    first, second = shards(project)
     project.write("src/calc.py", (project.root / "src/calc.py").read_text("utf-8") + "\n# x\n")
     project.commit("the target changed")
     for path in (first, second):  # as if measured here: only the target's bytes differ
