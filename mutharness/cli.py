@@ -6,6 +6,7 @@ import functools
 import os
 import sys
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -15,9 +16,9 @@ import click
 
 from mutharness.environment import prepare_process
 from mutharness.errors import (
-    EnvironmentProblem,
     ExitCode,
     ForcedExit,
+    InputProblem,
     Interrupted,
     MutharnessError,
     NothingSelected,
@@ -37,11 +38,9 @@ if TYPE_CHECKING:
     from mutharness.results import RunResult
     from mutharness.workspace import SourceRepo
 
-EXIT_CODES_HELP = (
-    "Exit codes: 0 every mutation behaved as expected; 1 at least one did not; "
-    "2 no trustworthy verdict (bad spec, dirty tree, red baseline, untrustworthy or timed-out "
-    "run, environment problem); 130/143 interrupted."
-)
+EXIT_CODES_HELP = "Exit codes: " + "; ".join(
+    f"{int(code)} {code.summary}" for code in ExitCode
+) + "."
 
 
 POLICY_NAME = "platform-skips.json"  # beside the specs, and not one
@@ -68,16 +67,16 @@ Command = TypeVar("Command", bound=Callable[..., Any])
 
 
 def _guarded(doing: str) -> Callable[[Command], Command]:
-    """A command whose every failure is exit 2 with one clear line: an OSError (disk full,
-    no permission) is named with what it stopped, a closed standard output just ends it."""
+    """A command whose every failure is its exit code with one clear line: an OSError (disk
+    full, no permission) is named with what it stopped, a closed standard output just ends it."""
 
     def wrap(command: Command) -> Command:
         @functools.wraps(command)
         def guarded(*args: Any, **kwargs: Any) -> Any:
             try:
                 return command(*args, **kwargs)
-            except OutputClosed:
-                sys.exit(ExitCode.NO_VERDICT)
+            except OutputClosed as closed:
+                sys.exit(closed.exit_code)
             except OSError as error:
                 _fail(OSProblem.from_error(error, doing))
 
@@ -86,7 +85,25 @@ def _guarded(doing: str) -> Callable[[Command], Command]:
     return wrap
 
 
-@click.group(epilog=EXIT_CODES_HELP)
+class _Main(click.Group):
+    """The command group: an exception no command expected is a bug, said as one (exit 70)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception:  # every other exception is a bug of ours
+            traceback.print_exc()
+            sys.stderr.write(
+                "mutharness: internal error: an exception nothing expected (the traceback "
+                "above); this is a bug, please report it with the traceback\n"
+            )
+            sys.stderr.flush()
+            sys.exit(ExitCode.INTERNAL)
+
+
+@click.group(cls=_Main, epilog=EXIT_CODES_HELP)
 @click.version_option(package_name="mutharness")
 def main() -> None:
     """mutharness: do these tests catch these specific defects?"""
@@ -279,8 +296,8 @@ def verify(
         try:
             return int(_finish(run, console, evidence_dir, template_dir,
                                Reports(junit_path, summary_path, stryker_path, html_path)))
-        except OutputClosed:
-            return int(ExitCode.NO_VERDICT)
+        except OutputClosed as closed:
+            return int(closed.exit_code)
 
     def checked() -> Any:
         """The run's settings, once the command line is known to be one that can run."""
@@ -324,7 +341,7 @@ def _finish(
 
     documents: tuple[Path, dict[str, str]] | None = None  # all rendered before one is written
     rendered: list[tuple[Path, bytes]] | None = None
-    unmade = False
+    unmade: MutharnessError | None = None  # why evidence or a report could not be made
     if evidence_dir is not None and not run.complete:
         console.line("evidence: not written (the run did not complete: its results are "
                      "partial)", "yellow")
@@ -332,21 +349,21 @@ def _finish(
         try:
             documents = evidence_dir, evidence_documents(run, evidence_dir, template_dir)
         except MutharnessError as error:
-            console.error(error)
-            unmade = True
+            unmade = error
         except OSError as error:
-            console.error(OSProblem.from_error(error, f"reading the evidence in {evidence_dir}"))
-            unmade = True
+            unmade = OSProblem.from_error(error, f"reading the evidence in {evidence_dir}")
+        if unmade is not None:
+            console.error(unmade)
     try:
         rendered = reports.render(run)
     except MutharnessError as error:
         console.error(error)
-        unmade = True
-    if unmade:
-        code = ExitCode.NO_VERDICT
-    if unmade and (documents is not None or rendered):
-        console.line("evidence and reports: none written (one of them could not be made)",
-                     "yellow")
+        unmade = unmade or error
+    if unmade is not None:
+        code = _worse(code, unmade.exit_code)
+        if documents is not None or rendered:
+            console.line("evidence and reports: none written (one of them could not be made)",
+                         "yellow")
         documents, rendered = None, None
     if documents is not None:
         try:
@@ -355,7 +372,7 @@ def _finish(
                          "bright_black")
         except MutharnessError as error:
             console.error(error)
-            code = ExitCode.NO_VERDICT
+            code = _worse(code, error.exit_code)
     try:
         for path in reports.write_rendered(rendered or []):
             console.line(f"report: {path}", "bright_black")
@@ -366,12 +383,19 @@ def _finish(
             github.add_summary(run)
     except MutharnessError as error:
         console.error(error)
-        code = ExitCode.NO_VERDICT
+        code = _worse(code, error.exit_code)
     except OSError as error:
-        console.error(OSProblem.from_error(error, "writing the reports"))
-        code = ExitCode.NO_VERDICT
+        problem = OSProblem.from_error(error, "writing the reports")
+        console.error(problem)
+        code = _worse(code, problem.exit_code)
     console.summary(run, run.results_path)
     return code
+
+
+def _worse(code: ExitCode, failure: ExitCode) -> ExitCode:
+    """A run's code once writing its outputs failed with `failure`: a verdict (0, 1) gives way
+    to the failure; a run without one keeps its own code."""
+    return failure if code in (ExitCode.OK, ExitCode.UNEXPECTED) else code
 
 
 def _run_command(console: Console, body: Callable[[], int], doing: str) -> NoReturn:
@@ -565,7 +589,7 @@ def render(results: Path, out_dir: Path | None, template_dir: Path | None,
                                + "\n  ".join(forged))
         problem = results_problem(document)  # evidence is of whole runs; reports say any run
         if problem is not None and out_dir is not None:
-            raise EnvironmentProblem(f"{results} is not a mutharness results file: {problem}")
+            raise InputProblem(f"{results} is not a mutharness results file: {problem}")
         documents = evidence_documents(document, out_dir, template_dir) if out_dir else None
         rendered = reports.render(document)  # every report is rendered before one is written
         written = write_documents(out_dir, documents) if out_dir and documents else ()
@@ -685,7 +709,7 @@ def evidence_check(evidence_dir: Path | None) -> None:
 
         directory = evidence_dir or source.root / "evidence"
         if not directory.is_dir():
-            raise EnvironmentProblem(f"{directory} is not a directory of evidence")
+            raise InputProblem(f"{directory} is not a directory of evidence")
         verdicts = check_evidence(directory, source)
     except MutharnessError as error:
         _fail(error)

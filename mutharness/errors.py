@@ -5,24 +5,88 @@ from __future__ import annotations
 import errno
 from dataclasses import dataclass
 from enum import IntEnum
+from types import MappingProxyType
+from typing import Final
 
 from mutharness.paths import shown
 
 
 class ExitCode(IntEnum):
-    """Process exit statuses of `mutharness`."""
+    """Process exit statuses of `mutharness`: what a script can tell from the number alone.
+
+    When several hold, the first in this order wins: a signal, an error that stopped the run
+    (its own code), a refused baseline, a mutation without a trustworthy verdict, a mutation
+    that did not behave as expected."""
 
     OK = 0  # every mutation behaved as its spec expects
     UNEXPECTED = 1  # the harness worked and at least one mutation did not behave as expected
-    NO_VERDICT = 2  # no trustworthy verdict: bad spec, dirty tree, red baseline, environment...
-    INTERRUPTED = 130  # SIGINT
+    USAGE = 2  # the command line, a spec or the project config is wrong: nothing was measured
+    BASELINE = 3  # a spec's baseline could not be trusted
+    NO_VERDICT = 4  # the run ended, but some mutation has no trustworthy verdict
+    ENVIRONMENT = 5  # the run could not be made or finished here
+    INTERNAL = 70  # a mutharness bug: an exception nothing expected (EX_SOFTWARE)
+    INTERRUPTED = 130  # SIGINT (also SIGHUP, Ctrl-Break)
     TERMINATED = 143  # SIGTERM
+
+    @property
+    def summary(self) -> str:
+        """What the code says, in a few words (the command line's help)."""
+        return _MEANINGS[self][0]
+
+    @property
+    def meaning(self) -> str:
+        """What the code says, with its cases (the README's exit-code table)."""
+        return _MEANINGS[self][1]
+
+
+_MEANINGS: Final = MappingProxyType({
+    ExitCode.OK: ("all as expected", "every mutation behaved as its spec expects"),
+    ExitCode.UNEXPECTED: (
+        "a mutation did not behave as expected",
+        "the harness worked and at least one mutation did not behave as its spec expects (a "
+        "`baseline` pin drifted; a red-first test not red)"),
+    ExitCode.USAGE: (
+        "usage or config error",
+        "the command line, a spec (schema, anchor miss, `tests` entry), the project config or "
+        "a `redfirst` base is wrong, or the files given to `merge`/`render` are not "
+        "trustworthy results of one run: nothing was measured"),
+    ExitCode.BASELINE: (
+        "a baseline could not be trusted",
+        "a spec's baseline is red, drifted from its pin, unstable between runs, changed "
+        "tracked files, or imported the code under test from outside the workspace (a "
+        "shadowing or an installed copy): its mutations were not run"),
+    ExitCode.NO_VERDICT: (
+        "a mutation has no trustworthy verdict",
+        "the run ended, but some mutation has no trustworthy verdict (UNTRUSTWORTHY, "
+        "TIMEOUT), the run is incomplete, or a red-first test has no answer"),
+    ExitCode.ENVIRONMENT: (
+        "the run could not be made here",
+        "a dirty tree, git missing or too old, a library below its security floor, the lock "
+        "busy, an unusable TMPDIR, a full disk or another OS error, a closed standard output, "
+        "a `-j` worker that died"),
+    ExitCode.INTERNAL: (
+        "a mutharness bug",
+        "an exception nothing expected: its traceback is printed; please report it"),
+    ExitCode.INTERRUPTED: (
+        "interrupted",
+        "SIGINT (or SIGHUP, Ctrl-Break): the tests are killed, the workspace removed, the lock "
+        "released, the partial results marked interrupted; a second signal exits at once and "
+        "the next run sweeps the workspace"),
+    ExitCode.TERMINATED: ("terminated", "SIGTERM, handled as SIGINT is"),
+})
+
+
+def exit_codes_table() -> str:
+    """The README's exit-code table, made from `ExitCode` (a test keeps the README equal)."""
+    rows = [f"| {int(code)} | `{code.name}` | {code.meaning} |" for code in ExitCode]
+    return "\n".join(["| code | name | meaning |", "| --- | --- | --- |", *rows])
 
 
 class MutharnessError(Exception):
-    """Root of every error mutharness reports to its user; all mean 'no trustworthy verdict'."""
+    """Root of every error mutharness reports to its user; its class says its exit code (a
+    problem of this machine or checkout unless it says otherwise)."""
 
-    exit_code: ExitCode = ExitCode.NO_VERDICT
+    exit_code: ExitCode = ExitCode.ENVIRONMENT
 
     def __str__(self) -> str:
         return self.message()
@@ -46,6 +110,8 @@ class SpecProblem:
 
 class SpecError(MutharnessError):
     """Every problem found in every spec, reported together before anything runs."""
+
+    exit_code = ExitCode.USAGE
 
     def __init__(self, problems: tuple[SpecProblem, ...], notes: tuple[str, ...] = ()) -> None:
         super().__init__(problems, notes)
@@ -137,8 +203,17 @@ class EnvironmentProblem(MutharnessError):
         return f"{self.what}\n  {self.remedy}" if self.remedy else self.what
 
 
+class InputProblem(EnvironmentProblem):
+    """A file or directory the user named that is not what the command needs (a template
+    override, a results file, an evidence directory): what is wrong, and what to do."""
+
+    exit_code = ExitCode.USAGE
+
+
 class BaselineError(MutharnessError):
     """The baseline run is not green and complete, or its count differs from the spec."""
+
+    exit_code = ExitCode.BASELINE
 
     def __init__(
         self, spec_id: str, reason: str, tests: tuple[str, ...] = (), label: str = "failing"
@@ -217,6 +292,8 @@ class OutputClosed(MutharnessError):
 class ShadowedImportError(MutharnessError):
     """The tests imported a tracked file from the user's tree instead of the workspace."""
 
+    exit_code = ExitCode.BASELINE
+
     def __init__(
         self, spec_id: str, module: str, module_file: str, via: str, where: str = ""
     ) -> None:
@@ -241,6 +318,8 @@ class ShadowedImportError(MutharnessError):
 
 class InstalledCopyError(MutharnessError):
     """A mutation target's module was imported from a copy outside the workspace."""
+
+    exit_code = ExitCode.BASELINE
 
     def __init__(
         self, spec_id: str, target: str, module: str, module_file: str, where: str
@@ -267,6 +346,8 @@ class InstalledCopyError(MutharnessError):
 
 class RedFirstError(MutharnessError):
     """A red-first proof that cannot be set up: its base, what is wrong, and what to do."""
+
+    exit_code = ExitCode.USAGE
 
     def __init__(self, rev: str, problem: str, remedy: str = "") -> None:
         super().__init__(rev, problem, remedy)
@@ -295,6 +376,8 @@ class NothingSelected(MutharnessError):
 class ShardError(MutharnessError):
     """A `--shard` value that is not 1-based `k/n` with 1 <= k <= n: the text and the rule."""
 
+    exit_code = ExitCode.USAGE
+
     def __init__(self, text: str, problem: str) -> None:
         super().__init__(text, problem)
         self.text = text
@@ -307,6 +390,8 @@ class ShardError(MutharnessError):
 class OptionConflict(MutharnessError):
     """Options given together that do not go together: which, and why."""
 
+    exit_code = ExitCode.USAGE
+
     def __init__(self, options: tuple[str, ...], why: str) -> None:
         super().__init__(options, why)
         self.options = options
@@ -318,6 +403,8 @@ class OptionConflict(MutharnessError):
 
 class MergeError(MutharnessError):
     """Shards' results that do not make one run: every problem found, each naming its files."""
+
+    exit_code = ExitCode.USAGE
 
     def __init__(self, problems: tuple[str, ...]) -> None:
         super().__init__(problems)

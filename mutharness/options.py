@@ -17,7 +17,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from mutharness.errors import EnvironmentProblem
+from mutharness.errors import EnvironmentProblem, ExitCode
 from mutharness.paths import repo_path
 
 CONFIG_FILE = "mutharness.toml"
@@ -191,6 +191,8 @@ def _jsonable(value: Any) -> Any:
 
 class ConfigProblem(EnvironmentProblem):
     """A project config file that cannot be used, naming the file and the key."""
+
+    exit_code = ExitCode.USAGE
 
     def __init__(self, file: str, key: str, what: str) -> None:
         self.file = file

@@ -88,8 +88,9 @@ def summary(pins: Sequence[Pin]) -> str:
 
 
 def exit_code(pins: Sequence[Pin]) -> ExitCode:
-    """2 if any untrustworthy, else 1 if any drift, else 0."""
+    """3 (the baseline could not be trusted) if any untrustworthy, else 1 if any drift,
+    else 0."""
     states = {pin.state for pin in pins}
     if PinState.UNTRUSTWORTHY in states:
-        return ExitCode.NO_VERDICT
+        return ExitCode.BASELINE
     return ExitCode.UNEXPECTED if PinState.DRIFT in states else ExitCode.OK

@@ -171,7 +171,7 @@ class RedFirst:
         return f"{passed} / {len(counted)}"
 
     def exit_code(self) -> ExitCode:
-        """0 pinned (every `expect_red` test red); 1 not pinned; 2 no trustworthy answer."""
+        """0 pinned (every `expect_red` test red); 1 not pinned; 4 no trustworthy answer."""
         if self.why_no_answer():
             return ExitCode.NO_VERDICT
         if not self.red or self._expected_missing():

@@ -31,7 +31,7 @@ from mutharness.shards import Planned, Shard, ShardPlan
 from mutharness.spec import Mutation, Spec
 from mutharness.verdict import Verdict
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 MAX_LISTED = 20  # files removed between runs, listed per mutation
 
 
@@ -90,11 +90,12 @@ class SpecResult:
 
 
 class RecordedError(MutharnessError):
-    """An error as a results file recorded it: its message only."""
+    """An error as a results file recorded it: its message and its exit code."""
 
-    def __init__(self, text: str) -> None:
-        super().__init__(text)
+    def __init__(self, text: str, exit_code: ExitCode = ExitCode.ENVIRONMENT) -> None:
+        super().__init__(text, exit_code)
         self.text = text
+        self.exit_code = exit_code
 
     def message(self) -> str:
         return self.text
@@ -131,23 +132,28 @@ class RunResult:
         return tuple(result for spec in self.specs for result in spec.mutations)
 
     def exit_code(self) -> ExitCode:
-        """0 all as expected; 1 some unexpected; 2 no trustworthy verdict; 130/143 interrupted."""
+        """The first that holds: the interrupting signal's code; the stopping error's; 3 a
+        spec's baseline refused; 4 a mutation without a trustworthy verdict (or a run not
+        complete); 1 a mutation not as expected; else 0 (see ExitCode)."""
         if self.interrupted is not None:
             return ExitCode.TERMINATED if self.interrupted == 15 else ExitCode.INTERRUPTED
-        results = self.mutation_results
-        if (
-            self.error is not None or not self.complete
-            or any(spec.error for spec in self.specs)
-            or any(not result.verdict.is_evidence for result in results)
+        if self.error is not None:
+            return self.error.exit_code
+        if any(spec.refused for spec in self.specs):
+            return ExitCode.BASELINE
+        if not self.complete or any(spec.error for spec in self.specs) or any(
+            not result.verdict.is_evidence for result in self.mutation_results
         ):
             return ExitCode.NO_VERDICT
-        if any(not result.as_expected for result in results):
+        if any(not result.as_expected for result in self.mutation_results):
             return ExitCode.UNEXPECTED
         return ExitCode.OK
 
 
 class ResultsError(MutharnessError):
     """A document that is not a results file of this schema, and the first thing wrong."""
+
+    exit_code = ExitCode.USAGE
 
     def __init__(self, source: str, problem: str) -> None:
         super().__init__(source, problem)
@@ -522,6 +528,21 @@ def _shard(reader: _Reader | None) -> ShardPlan | None:
     return ShardPlan(Shard(index, count), plan)
 
 
+_STOPPING_CODES = (ExitCode.USAGE, ExitCode.BASELINE, ExitCode.NO_VERDICT, ExitCode.ENVIRONMENT)
+
+
+def _stopping_code(reader: _Reader) -> ExitCode:
+    """The exit code of the error a results document records: its own `exit_code`, one an
+    error can have (an interrupted run's signal code does not say which: 5)."""
+    code = reader.integer("exit_code")
+    if code in (ExitCode.INTERRUPTED, ExitCode.TERMINATED):
+        return ExitCode.ENVIRONMENT
+    if code not in _STOPPING_CODES:
+        raise _Bad(f"exit_code {code} is not the code of a run stopped by an error "
+                   f"({', '.join(str(int(c)) for c in _STOPPING_CODES)})")
+    return ExitCode(code)
+
+
 def from_json(document: Any, source: str = "the document") -> RunResult:
     """A results document read back (raises ResultsError naming what is wrong)."""
     try:
@@ -530,6 +551,7 @@ def from_json(document: Any, source: str = "the document") -> RunResult:
         if schema != SCHEMA_VERSION:
             raise _Bad(f"its schema is {schema!r}; this mutharness reads {SCHEMA_VERSION}")
         error = reader.text("error")
+        stopping = _stopping_code(reader) if error else ExitCode.OK
         return RunResult(
             tool={str(k): str(v) for k, v in reader.table("tool").items()},
             commit=reader.text("commit"),
@@ -540,7 +562,7 @@ def from_json(document: Any, source: str = "the document") -> RunResult:
             interrupted=reader.maybe_int("signal") if reader.flag("interrupted") else None,
             settings=reader.table("settings"),
             complete=reader.flag("complete"),
-            error=RecordedError(error) if error else None,
+            error=RecordedError(error, stopping) if error else None,
             shard=_shard(reader.child("shard")) if "shard" in document else None,
             notes=reader.texts("notes") if "notes" in document else (),  # older files: none
         )

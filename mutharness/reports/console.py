@@ -365,7 +365,7 @@ class Console:
             self.line(f"all {len(results)} mutation(s) behaved as expected; {tree}", "green")
             return
         unexpected = [r for r in results if not r.as_expected and r.verdict.is_evidence]
-        if code is ExitCode.NO_VERDICT:
+        if code is not ExitCode.UNEXPECTED:  # an error, a refused baseline, no verdict
             broken = [spec for spec in run.specs if spec.error]
             doubtful = [r for r in results if not r.verdict.is_evidence]
             self.line("no trustworthy verdict:", "red")

@@ -14,7 +14,7 @@ from urllib.parse import quote
 import jinja2
 
 from mutharness.atomic import write_atomic
-from mutharness.errors import EnvironmentProblem
+from mutharness.errors import EnvironmentProblem, InputProblem
 from mutharness.paths import visible
 from mutharness.redfirst import RedFirst
 from mutharness.reports.markdown import escape_markdown
@@ -123,23 +123,23 @@ def environment(template_dir: Path | None = None) -> jinja2.Environment:
     return env
 
 
-def _template_problem(name: str, error: Exception) -> EnvironmentProblem:
+def _template_problem(name: str, error: Exception) -> InputProblem:
     """A clear error naming the template that cannot be compiled (and the line)."""
     where = name
     if isinstance(error, jinja2.TemplateSyntaxError):
         where = f"{name} ({error.filename or name}, line {error.lineno})"
     if isinstance(error, UnicodeDecodeError):
-        return EnvironmentProblem(f"the evidence template {where} is not UTF-8 text: {error}")
-    return EnvironmentProblem(
+        return InputProblem(f"the evidence template {where} is not UTF-8 text: {error}")
+    return InputProblem(
         f"the evidence template {where} is broken: {type(error).__name__}: {error}",
         remedy="fix or remove the override in --template-dir (the packaged template is used "
         "for any file it does not hold)",
     )
 
 
-def _render_problem(name: str, error: Exception) -> EnvironmentProblem:
+def _render_problem(name: str, error: Exception) -> InputProblem:
     """A clear error for a template that compiled but failed on these facts."""
-    return EnvironmentProblem(
+    return InputProblem(
         f"rendering the evidence template {name} failed: {type(error).__name__}: {error}",
         remedy="the template reads a fact this results file does not hold: an override in "
         "--template-dir is broken, or the results file is not one this mutharness wrote",
@@ -224,7 +224,7 @@ def render_documents(
         run = from_json(run)
     problem = results_problem(run)
     if problem is not None:
-        raise EnvironmentProblem(f"not a mutharness results document: {problem}")
+        raise InputProblem(f"not a mutharness results document: {problem}")
     templates = load_templates(template_dir)
     document: Mapping[str, Any] = to_json(run, timings=False)
     ids = {spec["id"] for spec in document["specs"]}
@@ -321,7 +321,7 @@ def add_red_first(
     for spec_id in spec_ids:
         run = _recorded(out_dir, spec_id)
         if run is None:
-            raise EnvironmentProblem(
+            raise InputProblem(
                 f"{out_dir / (spec_id + FACTS_SUFFIX)} is missing or unreadable: there is no "
                 f"evidence document of spec {spec_id} to add the red-first section to",
                 remedy=f"render it first: mutharness verify <spec> --evidence {out_dir}",

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
-from mutharness.errors import MutharnessError
+from mutharness.errors import ExitCode, MutharnessError
 from mutharness.reports.outcome import described
 from mutharness.results import MutationResult, RunResult, SpecResult, encodable
 from mutharness.runners import runner_kind
@@ -31,6 +31,8 @@ PLATFORMS = {"Linux": "linux", "Windows": "win32", "Darwin": "darwin"}
 
 class OlderResults(MutharnessError):
     """A results file written before mutations were located to the column."""
+
+    exit_code = ExitCode.USAGE
 
     def __init__(self, spec: str, mutation: int) -> None:
         super().__init__(spec, mutation)

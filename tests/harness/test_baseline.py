@@ -30,7 +30,7 @@ def test_a_failing_test_makes_the_baseline_refused_with_counts_and_ids_on_the_co
 
     done = cli(project.root, "verify", "specs/calc.json")
 
-    assert done.code == 2, done.out + done.err
+    assert done.code == 3, done.out + done.err
     assert "baseline: tests/test_calc.py" in done.out
     assert "CAUGHT" not in done.out and "SURVIVED" not in done.out
     assert "spec calc: baseline is not trustworthy: not green" in done.err
@@ -94,7 +94,7 @@ def test_a_pass_count_other_than_the_pin_is_refused_naming_both_numbers(
 
     run, recorder = verify_here(project)
 
-    assert run.exit_code() is ExitCode.NO_VERDICT
+    assert run.exit_code() is ExitCode.BASELINE
     assert "mutation 0" not in recorder.events
     assert "baseline pass=4 but the spec expects 5" in recorder.errors[0]
     assert run.specs[0].error == recorder.errors[0]
@@ -109,7 +109,7 @@ def test_a_collection_error_makes_the_baseline_refused(
 
     run, recorder = verify_here(project)
 
-    assert run.exit_code() is ExitCode.NO_VERDICT
+    assert run.exit_code() is ExitCode.BASELINE
     assert recorder.events == ["head", "baseline calc", "failed calc"]
     assert "collection failed: collection error in tests/test_calc.py" in recorder.errors[0]
 
@@ -174,7 +174,7 @@ def test_a_baseline_that_edits_a_tracked_file_is_refused(
 
     run, recorder = verify_here(project)
 
-    assert run.exit_code() is ExitCode.NO_VERDICT
+    assert run.exit_code() is ExitCode.BASELINE
     assert recorder.events == ["head", "baseline calc", "failed calc"]
     assert "without any mutant changed tracked files" in recorder.errors[0]
     assert "src/calc.py" in recorder.errors[0]
@@ -189,7 +189,7 @@ def test_a_baseline_pytest_cannot_start_is_refused_with_pytests_own_words(
 
     run, recorder = verify_here(project)
 
-    assert run.exit_code() is ExitCode.NO_VERDICT
+    assert run.exit_code() is ExitCode.BASELINE
     assert "exit status 4" in recorder.errors[0]
     assert "not found:" in recorder.errors[0]
     assert "test_calc.py::test_missing" in recorder.errors[0]  # pytest names it its own way

@@ -71,7 +71,7 @@ def test_each_pin_is_judged_and_the_exit_code_is_the_worst(
 
     done = cli(project.root, "baseline", "--all")
 
-    assert done.code == 2, done.out + done.err
+    assert done.code == 3, done.out + done.err
     assert pin_lines(done.out) == [
         "ok specs/calc.json: 4 pass + 0 approved skips = 4 [MEASURED_NO_SKIPS]",
         "DRIFT specs/drifted.json: expected=5, measured=4 pass + 0 approved skips = 4; "
@@ -121,7 +121,7 @@ def test_repeat_reports_a_test_whose_outcome_differs_as_unstable(
     repeated = cli(project.root, "baseline", "specs/calc.json", "--repeat", "2")
 
     assert once.code == 0, once.out + once.err
-    assert repeated.code == 2, repeated.out + repeated.err
+    assert repeated.code == 3, repeated.out + repeated.err
     [line] = pin_lines(repeated.out)
     assert line.startswith("UNTRUSTWORTHY specs/calc.json: unstable: 1 test(s)")
     assert "tests/test_flaky.py::test_fails_every_second_run" in repeated.out
@@ -239,7 +239,7 @@ def test_since_a_revision_this_clone_lacks_says_what_to_fetch(
     git(shallow, "fetch", "-q", "--depth=1", "origin", base)
     fetched = cli(shallow, "baseline", "--since", base)
 
-    assert done.code == 2
+    assert done.code == 5
     assert f"{base} is not a commit this clone holds (it is a shallow clone)" in done.err
     assert f"git fetch --depth=1 origin {base}" in done.err
     assert fetched.code == 0, fetched.out + fetched.err

@@ -87,7 +87,7 @@ def test_a_tag_a_run_leaves_in_the_checkout_is_drift_and_never_reaches_the_next_
     assert tagger["verdict"] == "UNTRUSTWORTHY"
     assert "workspace changed after restore: .git/refs/tags/left-behind" in tagger["reason"]
     assert (survivor["verdict"], survivor["as_expected"]) == ("SURVIVED", True)
-    assert done.code == 2, done.out + done.err  # the untrustworthy run: no verdict for it
+    assert done.code == 4, done.out + done.err  # the untrustworthy run: no verdict for it
 
 
 RELEASE_TEST = '''\
@@ -263,7 +263,7 @@ def test_a_baseline_failed_by_the_project_s_coverage_floor_names_pytest_addopts_
     project.commit("mutharness runs keep coverage, not its floor")
     mended = cli(project.root, "verify", "specs/calc.json", "--python", str(venv.python))
 
-    assert refused.code == 2, refused.out + refused.err
+    assert refused.code == 3, refused.out + refused.err
     assert "pytest-addopts" in refused.err
     assert mended.code == 0, mended.out + mended.err
 
@@ -314,6 +314,6 @@ def test_pytest_drop_addopts_naming_an_option_the_addopts_lack_is_refused_naming
 
     done = cli(project.root, "verify", "specs/calc.json")
 
-    assert done.code == 2, done.out + done.err
+    assert done.code == 3, done.out + done.err
     assert "--cov-fail-under" in done.err
     assert "pytest-drop-addopts" in done.err

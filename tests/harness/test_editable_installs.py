@@ -219,7 +219,7 @@ def test_a_pth_file_that_imports_the_package_at_start_up_is_refused_naming_it(
 
     done = cli(project.root, "verify", "specs/shapes.json", "--python", str(venv.python))
 
-    assert done.code == 2, done.out + done.err
+    assert done.code == 3, done.out + done.err
     assert "CAUGHT" not in done.out and "SURVIVED" not in done.out
     init = (project.root / "src/shapes/__init__.py").resolve()
     assert f"the tests imported shapes from {init} (in " in done.err
@@ -236,7 +236,7 @@ def test_a_non_editable_install_is_refused_before_any_mutant_naming_module_copy_
 
     done = cli(project.root, "verify", "specs/shapes.json", "--python", str(venv.python))
 
-    assert done.code == 2, done.out + done.err
+    assert done.code == 3, done.out + done.err
     assert "CAUGHT" not in done.out and "SURVIVED" not in done.out
     copy = venv.site_packages / "shapes" / "core.py"
     assert f"the tests imported shapes.core from {copy} (in the pytest process), a copy " \
@@ -258,7 +258,7 @@ def test_an_installed_copy_only_a_child_imports_is_refused_too(
 
     done = cli(project.root, "verify", "specs/shapes.json", "--python", str(venv.python))
 
-    assert done.code == 2, done.out + done.err
+    assert done.code == 3, done.out + done.err
     assert "CAUGHT" not in done.out and "SURVIVED" not in done.out
     assert "(in a child process (pid " in done.err
     assert "site-packages/shapes/" in done.err

@@ -92,7 +92,7 @@ def test_a_version_below_its_floor_is_an_environment_problem(version: str, floor
         check_floors({"GitPython": floor}, installed_from({"GitPython": version}))
 
     problem = raised.value
-    assert problem.exit_code is ExitCode.NO_VERDICT
+    assert problem.exit_code is ExitCode.ENVIRONMENT
     assert "GitPython" in problem.what
     assert f"{version} " in problem.what
     assert floor in problem.what

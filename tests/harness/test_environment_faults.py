@@ -40,7 +40,7 @@ def _chown_tree(root: Path, uid: int) -> None:
     sys.platform == "win32" or os.geteuid() != 0,
     reason="needs root (POSIX) to hand the repository to another user",
 )
-def test_a_repository_another_user_owns_exits_2_quoting_gits_refusal_and_the_remedy_for_its_root(
+def test_a_repository_another_user_owns_exits_5_quoting_gits_refusal_and_the_remedy_for_its_root(
     make_project: MakeProject, cli: Cli, git_home: Path, tmp_path: Path
 ) -> None:
     project = make_project()
@@ -51,7 +51,7 @@ def test_a_repository_another_user_owns_exits_2_quoting_gits_refusal_and_the_rem
 
     done = cli(project.root / "src", "verify", "../specs/calc.json", env=sandbox.env())
 
-    assert done.code == 2, done.out + done.err
+    assert done.code == 5, done.out + done.err
     assert "Traceback" not in done.err
     assert done.err.startswith("mutharness: error: git refuses")
     assert "detected dubious ownership in repository at" in done.err  # git's own words
@@ -121,7 +121,7 @@ def test_a_lock_that_cannot_be_taken_is_one_clear_error_and_nothing_runs_without
             ran = True
 
     assert not ran
-    assert raised.value.exit_code == ExitCode.NO_VERDICT
+    assert raised.value.exit_code == ExitCode.ENVIRONMENT
     message = raised.value.message()
     assert words in message and str(tmp_path) in message
     assert "local disk" in message
@@ -189,6 +189,6 @@ def test_a_run_that_fills_the_disk_is_refused_naming_the_lack_of_space(
     done = cli(project.root, "verify", "specs/calc.json",
                env={**os.environ, "TMPDIR": str(small_tmpdir)})
 
-    assert done.code == 2, done.out + done.err
+    assert done.code == 3, done.out + done.err
     assert "no space left" in done.err.lower()
     assert "report unreadable" not in done.err

@@ -693,7 +693,7 @@ def test_render_refuses_the_results_of_a_run_that_did_not_complete(
     assert not (tmp_path / "out").exists()
 
 
-def test_render_into_a_directory_that_cannot_be_created_exits_2_without_a_traceback(
+def test_render_into_a_directory_that_cannot_be_created_exits_5_without_a_traceback(
     cli: Cli, tmp_path: Path
 ) -> None:
     (tmp_path / "a-file").write_text("", encoding="utf-8")
@@ -701,7 +701,7 @@ def test_render_into_a_directory_that_cannot_be_created_exits_2_without_a_traceb
 
     done = cli(tmp_path, "render", str(results_path), "--out", "a-file/evidence")
 
-    assert done.code == 2, done.out + done.err
+    assert done.code == 5, done.out + done.err
     assert "Traceback" not in done.err
     assert "a-file" in done.err
 

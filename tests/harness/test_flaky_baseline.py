@@ -62,7 +62,7 @@ def test_three_baseline_runs_expose_a_test_that_fails_one_run_in_three(
 
     done = cli(project.root, "verify", "specs/calc.json", "--baseline-runs", "3", env=env)
 
-    assert done.code == 2, done.out + done.err
+    assert done.code == 3, done.out + done.err
     assert "unstable: 1 test(s) did not have the same outcome in all 3 baseline runs" in done.err
     assert "tests/test_flaky.py::test_fails_one_run_in_three" in done.err
     results = json.loads((project.root / ".mutharness/results.json").read_text())

@@ -231,7 +231,7 @@ def test_a_loop_and_a_loop_with_sigterm_proof_and_escaped_grandchildren_time_out
     assert [m["facts"]["timed_out"] for m in run.mutations] == [True, False, True, False]
     assert (sandbox.spy / "ready-group").exists() and (sandbox.spy / "ready-escaped").exists()
     assert len(run.pids) == 4  # two pytest processes, two grandchildren: all gone
-    assert run.done.code == 2
+    assert run.done.code == 4
 
 
 SEGFAULT = "import ctypes\nctypes.string_at(0)\n"
@@ -263,7 +263,7 @@ def test_segfaults_and_os_exit_at_import_or_in_a_test_are_untrustworthy_never_ev
     assert run.reason(3) == run.reason(6) == "report missing (exit status 0)"
     assert run.reason(4) == run.reason(7) == "report missing (exit status 1)"
     assert len(run.pids) == 6
-    assert run.done.code == 2
+    assert run.done.code == 4
 
 
 FAKE_REPORT = '''\
@@ -339,7 +339,7 @@ def test_fake_all_passed_reports_followed_by_os_exit_0_are_untrustworthy_never_s
     assert run.reason(7).startswith("test ids differ between runs")
     assert "missing tests/test_calc.py::test_adult_at_eighteen" in run.reason(7)
     assert "new tests/test_calc.py::test_fake_0" in run.reason(7)
-    assert run.done.code == 2
+    assert run.done.code == 4
 
 
 EDIT_OTHERS_AT_IMPORT = '''\
@@ -377,7 +377,7 @@ def test_a_run_that_deletes_or_edits_other_workspace_files_is_untrustworthy_and_
     )
     assert run.reason(2) == "workspace changed after restore: tests/test_calc.py"
     assert [m["facts"]["collected"] for m in run.mutations] == [4, 4, 4, 4]
-    assert run.done.code == 2
+    assert run.done.code == 4
 
 
 DELETE_GIT = '''\
@@ -423,7 +423,7 @@ def test_a_run_that_deletes_the_workspaces_git_dir_never_makes_git_reset_an_encl
     assert "uncommitted line" in (outer / "notes.txt").read_text()
     assert run.verdicts == ["UNTRUSTWORTHY", "CAUGHT", "UNTRUSTWORTHY", "SURVIVED"]
     assert ".git" in run.reason(0) and ".git" in run.reason(2)
-    assert run.done.code == 2
+    assert run.done.code == 4
 
 
 TARGET_TO_SYMLINK = '''\
@@ -471,7 +471,7 @@ def test_a_target_or_its_directory_swapped_for_a_symlink_is_never_written_throug
     ]
     for index in (0, 2, 4):
         assert "src/calc.py" in run.reason(index), run.reason(index)
-    assert run.done.code == 2
+    assert run.done.code == 4
 
 
 def test_the_timeout_is_max_of_floor_and_factor_times_baseline_plus_constant_per_mutation(

@@ -4,6 +4,7 @@ and a missing git, a non-repository or an unborn HEAD end in one clear error, no
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -46,7 +47,7 @@ def _ran(log: Path) -> list[str]:
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 def _assert_one_line_error(done: Completed, *words: str) -> None:
-    assert done.code == 2, done.out + done.err
+    assert done.code == 5, done.out + done.err
     assert "Traceback" not in done.err
     first = done.err.splitlines()[0]
     assert first.startswith("mutharness: error: ")
@@ -98,7 +99,7 @@ def test_a_git_planted_in_the_repository_never_runs_even_with_dot_on_PATH(
     assert _ran(log), "control: with this PATH a bare `git` is the planted one"
 
 
-def test_without_git_on_PATH_verify_exits_2_with_one_clear_line(
+def test_without_git_on_PATH_verify_exits_5_with_one_clear_line(
     make_project: MakeProject, cli: Cli, tmp_path: Path
 ) -> None:
     project = make_project()
@@ -111,25 +112,25 @@ def test_without_git_on_PATH_verify_exits_2_with_one_clear_line(
     _assert_one_line_error(done, "git", "not found")
 
 
-def test_outside_a_git_repository_verify_exits_2_with_one_clear_line(
+def test_outside_a_git_repository_verify_exits_5_with_one_clear_line(
     cli: Cli, git_home: Path, tmp_path: Path
 ) -> None:
     plain = tmp_path / "plain"
     (plain / "specs").mkdir(parents=True)
-    (plain / "specs/calc.json").write_text(str(default_spec()).replace("'", '"'))
+    (plain / "specs/calc.json").write_text(json.dumps(default_spec()))
 
     done = cli(plain, "verify", "specs/calc.json")
 
     _assert_one_line_error(done, "not inside a git repository")
 
 
-def test_an_unborn_HEAD_makes_verify_exit_2_with_one_clear_line(
+def test_an_unborn_HEAD_makes_verify_exit_5_with_one_clear_line(
     cli: Cli, git_home: Path, tmp_path: Path
 ) -> None:
     unborn = tmp_path / "unborn"
     (unborn / "specs").mkdir(parents=True)
     git(unborn, "init", "-q")
-    (unborn / "specs/calc.json").write_text(str(default_spec()).replace("'", '"'))
+    (unborn / "specs/calc.json").write_text(json.dumps(default_spec()))
 
     done = cli(unborn, "verify", "specs/calc.json")
 
@@ -137,7 +138,7 @@ def test_an_unborn_HEAD_makes_verify_exit_2_with_one_clear_line(
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="a POSIX shell script stands in for git")
-def test_a_git_older_than_2_30_makes_verify_exit_2_with_one_clear_line(
+def test_a_git_older_than_2_30_makes_verify_exit_5_with_one_clear_line(
     make_project: MakeProject, cli: Cli, tmp_path: Path
 ) -> None:
     project = make_project()

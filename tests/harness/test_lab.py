@@ -75,7 +75,7 @@ def test_a_baseline_run_that_times_out_among_several_is_named_as_a_timeout_not_f
     done = cli(project.root, "verify", "specs/calc.json", "--baseline-runs", "2",
                "--baseline-timeout", limit, env=env)
 
-    assert done.code == 2, done.out + done.err
+    assert done.code == 3, done.out + done.err
     assert f"baseline run 2 of 2: timed out after {limit} s" in done.err
     assert "unstable" not in done.err
     assert "failing:" not in done.err  # a run cut short lists no tests as failing
@@ -150,7 +150,7 @@ def test_a_spec_whose_baseline_is_red_is_reported_once_then_summarised(
 
     done = cli(project.root, "verify", "specs/calc.json")
 
-    assert done.code == 2
+    assert done.code == 3
     output = done.out + done.err
     assert output.count("not green: 1 test(s) failed") == 1, output
     assert "spec calc: no verdict, for the reason printed above" in done.out

@@ -34,7 +34,7 @@ def test_a_second_verify_gives_up_after_its_lock_timeout_naming_the_holder_pid_h
     finally:
         sandbox.open_gate()
         out, err = first.communicate(timeout=120)
-    assert second.code == 2, second.out + second.err
+    assert second.code == 5, second.out + second.err
     assert f"pid {first.pid} on {socket.gethostname()}" in second.err
     assert re.search(r"started \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", second.err)
     assert "baseline" not in second.out

@@ -66,7 +66,7 @@ def test_a_node_spec_verifies_unchanged_with_the_counts_and_names_node_really_gi
         else:
             assert "collection error in " in mutation["reason"]
             assert facts["collection_errors"] == expected["file_failures"]
-    code = 2 if "UNTRUSTWORTHY" in verdicts else 0
+    code = 4 if "UNTRUSTWORTHY" in verdicts else 0
     assert done.code == code, done.out + done.err
     assert (node_project / "specs" / f"{spec_id}.json").read_bytes() == raw
     assert git(node_project, "status", "--porcelain", "--untracked-files=no") == ""
@@ -84,7 +84,7 @@ def test_without_its_preload_the_node_baseline_is_refused_as_red(
 
     done = cli(node_project, "verify", "specs/app-mode.json")
 
-    assert done.code == 2
+    assert done.code == 3
     assert "not green: 1 test(s) failed" in done.err
     assert "failing: test/config.test.js > the preload puts the app in test mode" in done.err
 
@@ -124,7 +124,7 @@ def test_an_old_node_is_refused_naming_its_version(
 
     done = cli(node_project, "verify", "specs/app-mode.json", "--node", str(fake))
 
-    assert done.code == 2
+    assert done.code == 5
     assert "node v18.19.0" in done.err and "older than 20" in done.err
 
 

@@ -106,15 +106,20 @@ def test_the_lock_timeout_and_every_timeout_come_from_the_project_config(
     make_project: Callable[..., Project], cli: Cli
 ) -> None:
     project = make_project()
-    project.write("mutharness.toml", "timeout-floor = 41\nbaseline-timeout = 300\n")
+    project.write("mutharness.toml",
+                  "timeout-floor = 41\nbaseline-timeout = 300\nlock-timeout = 7\n")
     project.commit("reviewed mutharness settings")
 
     done = cli(project.root, "verify", "specs/calc.json")
 
     assert done.code == 0, done.out + done.err
-    [spec] = results_of(project)["specs"]  # type: ignore[misc]
+    results = results_of(project)
+    [spec] = results["specs"]  # type: ignore[misc]
     assert spec["timeout_s"] == 41.0
     assert spec["baseline"]["timeout_s"] == 300.0
+    settings = results["settings"]  # type: ignore[index]
+    assert settings["values"]["lock-timeout"] == 7.0
+    assert settings["sources"]["lock-timeout"] == "config"
 
 
 def test_an_unknown_key_in_pyproject_s_table_is_refused_before_anything_runs(

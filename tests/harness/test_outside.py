@@ -168,7 +168,7 @@ def test_a_run_directory_that_is_a_link_or_a_file_is_refused_and_never_written_t
 
     done = cli(project.root, "verify", "specs/calc.json")
 
-    assert done.code == 2, done.out + done.err
+    assert done.code == 5, done.out + done.err
     assert "Traceback" not in done.err
     reason = {"committed link": ".mutharness is committed to the repository",
               "link": "is a symlink (mutharness never writes through one)",
@@ -208,7 +208,7 @@ def test_restore_never_writes_through_a_hard_link_a_mutant_planted(
     assert linker["verdict"] == "UNTRUSTWORTHY"
     assert "replaced or rewritten during the run" in linker["reason"]
     assert caught["verdict"] == "CAUGHT"
-    assert done.code == 2
+    assert done.code == 4
 
 
 PLANTED_PLUGIN = '''\
@@ -220,8 +220,8 @@ pathlib.Path(__file__).with_name("PLANTED_PLUGIN_RAN").write_text("code ran as y
 @pytest.mark.parametrize(("options", "code", "said"), [
     ("-c {outside}/planted.ini", 0, None),  # addopts come from the ini: too late to choose it
     ("--config-file={outside}/planted.ini", 0, None),
-    ("--rootdir={outside} -p planted_plugin", 2, "planted_plugin"),  # the pinned one wins
-    ("-o pythonpath={outside} -p planted_plugin", 2, "refuses to import planted_plugin"),
+    ("--rootdir={outside} -p planted_plugin", 3, "planted_plugin"),  # the pinned one wins
+    ("-o pythonpath={outside} -p planted_plugin", 3, "refuses to import planted_plugin"),
 ])
 @pytest.mark.parametrize("where", ["addopts", "pytest-addopts"])
 def test_options_naming_a_config_a_rootdir_or_a_plugin_outside_the_workspace_load_nothing_from_it(

@@ -151,7 +151,7 @@ def test_a_timeout_kills_the_test_its_child_and_its_grandchild(
                "--timeout-factor", "1", "--timeout-constant", "1",
                env={**os.environ, "MH_SPY": str(spy)})
 
-    assert done.code == 2, done.out + done.err
+    assert done.code == 4, done.out + done.err
     [mutation] = results_of(project)["specs"][0]["mutations"]  # type: ignore[index]
     assert mutation["verdict"] == "TIMEOUT"
     assert mutation["loaded"] is True  # the import log of a killed process is read whole

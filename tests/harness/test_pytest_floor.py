@@ -59,7 +59,7 @@ def test_a_pytest_older_than_the_floor_is_refused_naming_both_versions(
 
     done = cli(project.root, "verify", "specs/calc.json", "--python", str(venv.python))
 
-    assert done.code == 2, done.out + done.err
+    assert done.code == 5, done.out + done.err
     assert f"pytest {TOO_OLD_PYTEST} in {venv.python} is older than {MIN_PYTEST}" in done.err
     assert f'pip install "pytest>={MIN_PYTEST}"' in done.err
 
@@ -100,7 +100,7 @@ def test_an_addopts_gate_unrelated_to_the_tests_shows_pytests_reason_and_can_be_
 
     refused = cli(project.root, "verify", "specs/calc.json", "--python", str(venv.python))
 
-    assert refused.code == 2, refused.out + refused.err
+    assert refused.code == 3, refused.out + refused.err
     assert "pytest said:" in refused.err and "99%" in refused.err
 
     project.write("pyproject.toml", COVERAGE_GATE + (

@@ -131,7 +131,7 @@ def test_a_test_red_at_head_gives_no_answer(make_project: ProjectFactory, cli: C
 
     done = cli(project.root, "redfirst", "--base", base, "specs/calc.json")
 
-    assert done.code == 2, done.out + done.err
+    assert done.code == 4, done.out + done.err
     assert "do not pass at HEAD: tests/test_calc.py::test_broken" in done.out
 
 
@@ -158,7 +158,7 @@ def test_a_test_file_that_needs_the_fix_to_load_is_red_only_when_opted_in(
     opted = cli(project.root, "redfirst", "--base", base, "--test", "tests/test_low.py",
                 "--test", "tests/test_calc.py", "--load-error-is-red")
 
-    assert plain.code == 2, plain.out + plain.err
+    assert plain.code == 4, plain.out + plain.err
     assert "LOAD-ERROR  tests/test_low.py::test_clamp_low: HEAD passed, reverted load-error" \
         in plain.out
     assert "pass --load-error-is-red" in plain.out
@@ -269,7 +269,7 @@ def test_a_node_test_file_that_cannot_load_without_the_fix_is_a_load_error(
     opted = cli(project.root, "redfirst", "--base", base, "--test", "test/low.test.js",
                 "--test", "test/clamp.test.js", "--load-error-is-red")
 
-    assert plain.code == 2, plain.out + plain.err
+    assert plain.code == 4, plain.out + plain.err
     assert "LOAD-ERROR  test/low.test.js > clamps above" in plain.out
     assert opted.code == 0, opted.out + opted.err
 
@@ -360,7 +360,7 @@ def test_a_test_or_expected_red_id_that_names_nothing_is_refused(
 
     assert missing.code == 2 and "names nothing HEAD tracks" in missing.err
     assert "HEAD " not in missing.out  # refused before anything ran
-    assert unknown.code == 2, unknown.out
+    assert unknown.code == 4, unknown.out
     assert "--expect-red tests/test_calc.py::test_nothing names no test that ran" in unknown.out
 
 

@@ -170,7 +170,7 @@ def test_python_option_selects_the_interpreter_that_runs_the_tests(
     chosen = cli(project.root, "verify", "specs/calc.json", "--python", str(venv.python),
                  "--json", str(results))
 
-    assert default.code == 2, default.out + default.err
+    assert default.code == 3, default.out + default.err
     assert "failing: tests/test_interpreter.py::test_runs_in_the_chosen_venv" in default.err
     assert chosen.code == 0, chosen.out + chosen.err
     assert "baseline 5 pass / 0 fail" in chosen.out
@@ -186,7 +186,7 @@ def test_an_interpreter_without_pytest_is_refused_with_the_install_command(
 
     done = cli(project.root, "verify", "specs/calc.json", "--python", str(venv.python))
 
-    assert done.code == 2, done.out + done.err
+    assert done.code == 5, done.out + done.err
     assert f"pytest and pytest-json-report not installed in {venv.python}" in done.err
     assert f"{venv.python} -m pip install pytest pytest-json-report" in done.err
     assert "baseline" not in done.out

@@ -74,7 +74,7 @@ def test_strict_skips_refuses_the_unlisted_skip(make_project: ProjectFactory, cl
 
     done = cli(project.root, "baseline", "specs/calc.json", "--strict-skips")
 
-    assert done.code == 2, done.out + done.err
+    assert done.code == 3, done.out + done.err
     line = next(line for line in done.out.splitlines() if line.startswith("UNTRUSTWORTHY"))
     assert "tests/test_calc.py::test_later" in line and "--strict-skips" in line
 
@@ -106,7 +106,7 @@ def test_a_listed_test_that_now_passes_is_untrustworthy(
 
     done = cli(project.root, "baseline", "specs/calc.json")
 
-    assert done.code == 2, done.out + done.err
+    assert done.code == 3, done.out + done.err
     assert "test_console is listed for" in done.out and "did not skip (passed)" in done.out
 
 
@@ -187,4 +187,4 @@ def test_node_skips_are_approved_by_file_name_and_reason_too(
     assert ("ok specs/node.json: 1 pass + 1 approved skips = 2 "
             "[COUNT_COMPATIBLE_WITH_APPROVED_SKIPS]; 1 unlisted skip(s) accepted, not counted"
             ) in done.out.splitlines()
-    assert strict.code == 2 and "test/skips.test.js > later" in strict.out
+    assert strict.code == 3 and "test/skips.test.js > later" in strict.out

@@ -89,5 +89,5 @@ def test_a_mutant_whose_skip_reason_differs_between_runs_stays_untrustworthy(
 
     done = cli(project.root, "verify", "specs/calc.json")
 
-    assert done.code == 2, done.out + done.err
+    assert done.code == 4, done.out + done.err
     assert only_mutation(project)["verdict"] == "UNTRUSTWORTHY"

@@ -189,13 +189,6 @@ def test_a_mutant_run_must_skip_exactly_what_the_baseline_skipped(
     assert reason in result.reason
 
 
-@pytest.mark.parametrize(
-    ("verdict", "is_evidence"),
-    [(Verdict.CAUGHT, True), (Verdict.SURVIVED, True),
-     (Verdict.UNTRUSTWORTHY, False), (Verdict.TIMEOUT, False)],
-)
-def test_only_caught_and_survived_are_evidence(verdict: Verdict, is_evidence: bool) -> None:
-    assert verdict.is_evidence is is_evidence
 
 
 FAILING = ("tests/test_calc.py::test_b", "tests/test_calc.py::test_c")

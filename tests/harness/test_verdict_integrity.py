@@ -36,7 +36,7 @@ def test_pytest_exit_0_inside_the_last_test_is_untrustworthy_never_survived(
 
     done = cli(project.root, "verify", "specs/calc.json")
 
-    assert done.code == 2, done.out + done.err
+    assert done.code == 4, done.out + done.err
     [result] = mutations_of(project.root)
     assert result["verdict"] == "UNTRUSTWORTHY"
     assert "1 test(s) reported as passed never ran their body" in result["reason"]
@@ -152,7 +152,7 @@ def test_parametrized_ids_that_change_between_runs_are_named_as_such(
 
     done = cli(project.root, "verify", "specs/calc.json")
 
-    assert done.code == 2, done.out + done.err
+    assert done.code == 4, done.out + done.err
     [result] = mutations_of(project.root)
     assert result["verdict"] == "UNTRUSTWORTHY"
     assert result["reason"].startswith("test ids differ between runs")

@@ -256,7 +256,7 @@ def test_untrustworthy_and_timed_out_runs_are_never_evidence_and_the_run_goes_on
         env=utf8_env(),
     )
 
-    assert done.code == 2, done.out + done.err
+    assert done.code == 4, done.out + done.err
     verdicts = mutation_lines(done.out)
     assert len(verdicts) == 6, done.out
     assert re.match(r"✗ UNTRUSTWORTHY +is_adult loses its colon .*collection error", verdicts[0])

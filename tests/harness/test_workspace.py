@@ -129,7 +129,7 @@ def test_a_dirty_tree_is_refused_listing_its_changes_before_anything_runs(
 
     done = cli(project.root, "verify", "specs/calc.json", env=sandbox.env())
 
-    assert done.code == 2, done.out + done.err
+    assert done.code == 5, done.out + done.err
     assert " M src/calc.py" in done.err
     assert "?? notes/todo.txt" in done.err
     assert "--allow-dirty" in done.err
@@ -184,7 +184,7 @@ def test_a_red_baseline_leaves_tree_and_git_dir_identical_and_no_workspace(
 
     done = cli(project.root, "verify", "specs/calc.json", env=sandbox.env())
 
-    assert done.code == 2, done.out + done.err
+    assert done.code == 3, done.out + done.err
     assert "baseline is not trustworthy" in done.err
     assert "CAUGHT" not in done.out
     assert snapshot(project.root) == before
