@@ -165,6 +165,8 @@ def git_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
         "[init]\n\tdefaultBranch = main\n"
     )
     monkeypatch.setenv("HOME", str(home))
+    # one user's cache for the session, as a user's runs share theirs (pytest compiled once)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "user-cache"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     # and a CI's own variables: a test's run must not annotate or summarise the CI's job
     for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "PYTEST_ADDOPTS",
