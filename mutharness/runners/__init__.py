@@ -10,7 +10,7 @@ from types import MappingProxyType
 from typing import Final
 
 from mutharness.options import Options
-from mutharness.runners import node, pytest
+from mutharness.runners import bytecode, node, pytest
 from mutharness.runners.base import Isolation, Runner
 
 
@@ -59,7 +59,7 @@ def _node_rows(versions: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
 
 def _pytest(setup: RunnerSetup) -> Runner:
     python = setup.options["python"] or sys.executable
-    pycache = setup.scratch("pycache")
+    pycache = bytecode.shared_pycache(setup.environ) or setup.scratch("pycache")
     return pytest.PytestRunner(
         str(Path(python).absolute()) if setup.options["python"] else python,
         setup.environ, pycache, setup.isolation, setup.options["pytest-addopts"],

@@ -31,6 +31,7 @@ from mutharness.imports import (
     shadowed,
 )
 from mutharness.paths import path_problem
+from mutharness.runners import bytecode
 from mutharness.runners.base import (
     Isolation,
     Outcome,
@@ -340,7 +341,8 @@ class PytestRunner:
     ) -> None:
         self.python = python
         self.environ = dict(environ)
-        self.pycache = pycache  # shared bytecode cache; the workspace's part purged every run
+        self.pycache = pycache  # the bytecode cache (bytecode.py); the workspace's part is
+        #                         purged before every run and when the runner closes
         self.isolation = isolation
         self.addopts = addopts  # replaces the project's `addopts` (the pytest-addopts option)
         self.drop_addopts = drop_addopts  # removed from them by name (pytest-drop-addopts)
@@ -355,7 +357,10 @@ class PytestRunner:
         self.proven: set[tuple[str, ...]] = set()  # test sets whose forked run matched
 
     def start(self) -> dict[str, str]:
-        """The interpreter probed: pytest's floor, pytest-json-report; versions for the results."""
+        """The interpreter probed: pytest's floor, pytest-json-report; versions for the results.
+        The bytecode cache loses what it kept for workspaces that no longer exist."""
+        if self.isolation is not None:
+            bytecode.prune(self.pycache, self.isolation.workspace_base.parent)
         self.probe_dir.mkdir(parents=True, exist_ok=True)
         found = probe_interpreter(self.python, self.environ, self.probe_dir)
         user_base = found.pop("user_base", None)
@@ -364,7 +369,13 @@ class PytestRunner:
         return found
 
     def close(self) -> None:
-        """Stop the warm server, if one runs (nothing else outlives a run of this runner)."""
+        """Stop the warm server, if one runs, and drop the bytecode of the workspace's
+        modules (nothing else outlives a run of this runner)."""
+        self._stop_server()
+        if self.isolation is not None:
+            bytecode.forget(self.pycache, self.isolation.workspace_base)
+
+    def _stop_server(self) -> None:
         if self.server is not None:
             self.server.close()
             self.server = None
@@ -374,7 +385,7 @@ class PytestRunner:
         if self.fallback is None:
             self.fallback = reason
             self.note(f"pytest runs in a fresh process per run from now on: {reason}")
-        self.close()
+        self._stop_server()
 
     def _server(self) -> ForkServer | None:
         """The warm server, started on first use (None once the runner fell back)."""
@@ -514,10 +525,7 @@ class PytestRunner:
         boot = scratch / "boot"
         self._boot(boot)
         report = scratch / "report.json"
-        for root in {cwd.absolute(), cwd.resolve()}:  # as imported, and with links resolved
-            stale = self.pycache / root.relative_to(root.anchor)
-            if stale.exists():  # the workspace's bytecode is never reused: never stale
-                shutil.rmtree(stale)
+        bytecode.forget(self.pycache, cwd)  # the workspace's bytecode is never reused: never stale
         env = self.environment(cwd, scratch, boot)
         started_wall = time.time()
         argv = self.argv(request.tests, cwd, report, request.collect_only, request.keep_going,

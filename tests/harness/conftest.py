@@ -164,9 +164,12 @@ CI_VARIABLES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "PYTEST_ADDOPTS",
                 "GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY")
 
 
-def _isolate_git(home: Path, patch: pytest.MonkeyPatch) -> Path:
+def _isolate_git(home: Path, patch: pytest.MonkeyPatch,
+                 factory: pytest.TempPathFactory) -> Path:
     (home / ".gitconfig").write_text(GIT_IDENTITY)
     patch.setenv("HOME", str(home))
+    # one user's cache for the session, as a user's runs share theirs (pytest compiled once)
+    patch.setenv("XDG_CACHE_HOME", str(factory.getbasetemp() / "user-cache"))
     patch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     for key in CI_VARIABLES:
         patch.delenv(key, raising=False)
@@ -176,7 +179,7 @@ def _isolate_git(home: Path, patch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def git_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An isolated HOME with a git identity, so the user's global config never leaks in."""
-    return _isolate_git(tmp_path_factory.mktemp("home"), monkeypatch)
+    return _isolate_git(tmp_path_factory.mktemp("home"), monkeypatch, tmp_path_factory)
 
 
 def recording(tmp_path_factory: pytest.TempPathFactory, name: str,
@@ -185,7 +188,7 @@ def recording(tmp_path_factory: pytest.TempPathFactory, name: str,
     isolation), for tests that only read what it holds: each takes a copy (`copy_recording`)."""
     base = tmp_path_factory.mktemp(name)
     with pytest.MonkeyPatch.context() as patch:
-        _isolate_git(tmp_path_factory.mktemp(f"{name}-home"), patch)
+        _isolate_git(tmp_path_factory.mktemp(f"{name}-home"), patch, tmp_path_factory)
         record(base)
     return base
 
