@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, TextIO
 import click
 
 from mutharness.errors import ExitCode, MutharnessError, OutputClosed
+from mutharness.lab.logs import log_file, spec_directory
 from mutharness.paths import visible
 from mutharness.pins import Pin, PinState
 from mutharness.redfirst import Pairing, RedFirst
@@ -129,6 +130,7 @@ class Console:
         self.progress: Progress | None = None
         self.status = ""  # the status line as drawn ("" when none is)
         self.ticker: threading.Thread | None = None
+        self.run_dir: Path | None = None  # the repository's .mutharness, once known
         if progress and _is_terminal(sys.stdout) and _terminal_sequences():
             self.progress = Progress(time.monotonic())
             self.ticker = threading.Thread(target=self._tick, name="status-line", daemon=True)
@@ -223,6 +225,7 @@ class Console:
         """Phase transitions print nothing: the lines that follow say what happened."""
 
     def head(self, source: SourceRepo, changes: Sequence[str]) -> None:
+        self.run_dir = source.run_dir  # where the scenarios' logs are kept (lab.logs)
         state = (
             f"dirty: {len(changes)} uncommitted change(s) included (--allow-dirty)"
             if changes else "clean"
@@ -337,14 +340,30 @@ class Console:
         if (more := len(facts.failing_ids) - MAX_FAILING_SHOWN) > 0:
             self.line(f"      {self.glyphs.arrow} and {more} more (all in the results file)",
                       "bright_black")
+        if not result.verdict.is_evidence and self.run_dir is not None:
+            log = log_file(self.run_dir, spec.id, f"mutant-{result.mutation.number}")
+            if log.is_file():
+                self.line(f"      {self.glyphs.arrow} log: {_shown(str(log))}", "bright_black")
 
     def summary(self, run: RunResult, results_path: str) -> None:
-        """The closing lines: all as expected, the unexpected ones, or why there is no verdict."""
+        """The closing lines: all as expected, the unexpected ones, or why there is no
+        verdict; then where the scenarios' logs were kept."""
         self.end_progress()
+        interrupted = run.exit_code() in (ExitCode.INTERRUPTED, ExitCode.TERMINATED)
+        self._summary(run, results_path, interrupted)
+        if run.logs_path:
+            runs, ids = Path(run.logs_path), {spec.spec.id for spec in run.specs}
+            directory, more = ((spec_directory(runs.parent, ids.pop()), "") if len(ids) == 1
+                               else (runs, " (a directory per spec)"))
+            if directory.is_dir():
+                self.line(f"logs: {_shown(str(directory))}/{more}", "bright_black",
+                          err=interrupted)
+
+    def _summary(self, run: RunResult, results_path: str, interrupted: bool) -> None:
         results_path = _shown(results_path)
         results = run.mutation_results
         code = run.exit_code()
-        if code in (ExitCode.INTERRUPTED, ExitCode.TERMINATED):
+        if interrupted:
             self.line(
                 f"interrupted (signal {run.interrupted}) after {len(results)} mutation(s); "
                 f"workspace removed; partial results: {results_path}", "red", err=True,

@@ -132,7 +132,8 @@ def test_a_green_baseline_lets_the_mutations_run(
         "tests/test_calc.py::test_adult_at_eighteen",
     )
     assert run.exit_code() is ExitCode.OK
-    assert Path(baseline.log_path).name == "pytest.log"
+    kept = project.root.resolve() / ".mutharness" / "runs" / "calc" / "baseline-1.log"
+    assert Path(baseline.log_path).resolve() == kept and kept.is_file()  # the log outlives the run
 
 
 LITTERING_CONFTEST = '''\

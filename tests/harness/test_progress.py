@@ -157,4 +157,4 @@ def test_the_status_line_clock_moves_while_a_long_mutant_runs(
     raw = in_terminal(project, "--timeout-floor", "3600", release=(two_clocks, release))
 
     assert two_clocks(raw) and release.exists()
-    assert screen(raw)[-1].startswith("all 1 mutation(s) behaved as expected")
+    assert screen(raw)[-2].startswith("all 1 mutation(s) behaved as expected")

@@ -77,8 +77,9 @@ def test_a_run_where_every_mutation_behaves_prints_each_event_and_exits_0(
         r"  SURVIVED +SURVIVOR \(documented\): >= to > at 18 is not pinned  \(pass=4 fail=0\)",
         lines[caught + 2],
     ), lines[caught + 2]
-    assert lines[-2:] == [
-        "results: .mutharness/results.json", "all 2 mutation(s) behaved as expected; tree clean"
+    assert lines[-3:] == [
+        "results: .mutharness/results.json", "all 2 mutation(s) behaved as expected; tree clean",
+        "logs: .mutharness/runs/calc/",
     ]
     assert "✗" not in done.out
     results = json.loads((project.root / ".mutharness/results.json").read_text("utf-8"))
@@ -227,7 +228,8 @@ def test_each_line_reaches_a_pipe_while_the_run_is_still_going(
     while (line := lines.get(timeout=10)) is not None:
         rest.append(line)
     assert code == 0, rest
-    assert rest[-1] == "all 2 mutation(s) behaved as expected; tree clean"
+    assert rest[-2:] == ["all 2 mutation(s) behaved as expected; tree clean",
+                         "logs: .mutharness/runs/calc/"]
 
 
 def test_untrustworthy_and_timed_out_runs_are_never_evidence_and_the_run_goes_on(
