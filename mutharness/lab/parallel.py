@@ -338,7 +338,7 @@ class _Follower:
                     return
                 continue
             assert part.baseline is not None
-            self.listener.baseline_finished(spec, part.baseline)
+            self.listener.baseline_finished(spec, part.baseline, part.timeout_s)
             shown: list[MutationResult] = []
             self.current = (spec, part, shown)
             for index in indices:

@@ -195,7 +195,7 @@ class _SpecRun:
         self._depend(self.baseline.facts)
         self.pin = self.baseline.pin
         session.save()  # the results show the baseline (a -j parent shows it from there)
-        listener.baseline_finished(self.spec, self.baseline.facts)
+        listener.baseline_finished(self.spec, self.baseline.facts, self.baseline.timeout_s)
         return None
 
     def _logged(self, stopped: SpecStopped) -> MutharnessError:

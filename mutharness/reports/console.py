@@ -233,14 +233,23 @@ class Console:
         self.line(f"HEAD {source.short}  {state}", "yellow" if changes else None)
 
     def baseline_started(self, spec: Spec) -> None:
+        if self.progress is not None:
+            self.progress.baseline_started(spec, time.monotonic())
         self.line(f"spec {printable(spec.id)} ({printable(spec.path)})")
         self.line(f"baseline: {' '.join(map(printable, spec.tests))}", "bright_black")
 
-    def baseline_finished(self, spec: Spec, facts: RunFacts) -> None:
+    def baseline_run(self, spec: Spec, number: int, runs: int) -> None:
+        """The status line says which baseline run runs."""
+        if self.progress is not None:
+            self.progress.baseline_run(spec, number, runs, time.monotonic())
+            self.redraw()
+
+    def baseline_finished(self, spec: Spec, facts: RunFacts, timeout_s: float) -> None:
         if self.progress is not None:
             self.progress.baseline(spec, facts.duration_s, time.monotonic())
         self.line(
-            f"baseline {facts.passed} pass / {facts.failed} fail ({facts.duration_s:.2f} s)",
+            f"baseline {facts.passed} pass / {facts.failed} fail ({facts.duration_s:.2f} s); "
+            f"mutation timeout {round(timeout_s, 1):g} s",
             "green",
         )
 
@@ -430,7 +439,7 @@ class PinConsole(Console):
     def baseline_started(self, spec: Spec) -> None:
         """Nothing: the spec's pin line says it all."""
 
-    def baseline_finished(self, spec: Spec, facts: RunFacts) -> None:
+    def baseline_finished(self, spec: Spec, facts: RunFacts, timeout_s: float) -> None:
         """Nothing: the spec's pin line says it all."""
 
     def spec_failed(self, spec: Spec, error: MutharnessError) -> None:

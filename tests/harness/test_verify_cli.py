@@ -67,7 +67,8 @@ def test_a_run_where_every_mutation_behaves_prints_each_event_and_exits_0(
     assert re.fullmatch(r"HEAD ([0-9a-f]{7,40}) +clean", lines[0]), lines[0]
     assert head.startswith(lines[0].split()[1])
     assert "baseline: tests/test_calc.py" in lines
-    assert any(re.fullmatch(r"baseline 4 pass / 0 fail \(\d+\.\d\d s\)", line) for line in lines)
+    assert any(re.fullmatch(r"baseline 4 pass / 0 fail \(\d+\.\d\d s\); mutation timeout 20 s",
+                            line) for line in lines), lines
     caught = lines.index(next(line for line in lines if "the low bound is ignored" in line))
     assert re.fullmatch(
         r"  CAUGHT 1 +the low bound is ignored  \(pass=3 fail=1\)", lines[caught]
