@@ -323,18 +323,12 @@ class Console:
             self.progress.finish(spec, result)
         facts = result.facts
         mark = " " if result.as_expected else self.glyphs.cross
-        if result.verdict is Verdict.CAUGHT:
-            word = f"CAUGHT {facts.failed}"
-            colour = "green"
-        elif result.verdict is Verdict.SURVIVED:
-            word = "SURVIVED"
-            colour = "yellow"
-        else:
-            word = result.verdict.value
-            colour = "red"
+        colour = {Verdict.CAUGHT: "green", Verdict.SURVIVED: "yellow"}.get(result.verdict, "red")
         if not result.as_expected:
             colour = "red"
-        detail = f"(pass={facts.passed} fail={facts.failed})"
+        ran = facts.passed + facts.failed
+        detail = (f"({facts.failed} of {ran} tests failed)" if facts.failed
+                  else f"(all {ran} tests passed)")
         if result.first_failure and result.verdict is Verdict.CAUGHT:
             detail = "(stopped at its first failing test)"
         if result.never_imported:
@@ -343,7 +337,10 @@ class Console:
             detail = f"({printable(result.reason)})"
         elif result.reason:  # a survivor whose tests skipped instead of running
             detail += f" {printable(result.reason)}"
-        self.line(f"{mark} {word:<12} {_label(result.mutation.name)}  {detail}", colour)
+        mutation = result.mutation
+        where = f"#{mutation.number} {printable(mutation.file)}:{result.line}"
+        self.line(f"{mark} {result.verdict.value:<8} {where}  {_label(mutation.name)}  {detail}",
+                  colour)
         for test_id in facts.failing_ids[:MAX_FAILING_SHOWN]:
             self.line(f"      {self.glyphs.arrow} {printable(test_id)}", "bright_black")
         if (more := len(facts.failing_ids) - MAX_FAILING_SHOWN) > 0:
@@ -400,7 +397,7 @@ class Console:
             if run.error is not None:
                 self.line(f"  {printable(run.error.message().splitlines()[0])}", "red")
             for spec in broken:  # its error was printed when it happened
-                what = spec.stopped or "no verdict, for the reason printed above"
+                what = spec.stopped or "no verdict, for the reason printed on stderr"
                 self.line(f"  spec {printable(spec.spec.id)}: {printable(what)}", "red")
             for result in doubtful:
                 self.line(
