@@ -4,6 +4,7 @@ The bytes go to a new sibling file that is then renamed over the target, so an e
 inode (a hard link out of a tree, say) is never written, and a link at the target is replaced,
 never followed. On Windows a file another process has open (a `-j` run reading a worker's
 results, a virus scanner) cannot be renamed over for that moment: the rename is retried.
+`create_atomic` links the new file in instead, so whatever is already at the target is kept.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import secrets
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 _BY_UMASK = 0o666  # what open() asks for; the umask then decides
@@ -36,6 +38,37 @@ def _replace(source: Path, target: Path) -> None:
 def write_atomic(path: Path, data: str | bytes, mode: int | None = None) -> None:
     """Replace `path` whole (`str` is written as UTF-8). A new file's mode follows the umask,
     unless `mode` is given, which is then set exactly. An OSError names `path`."""
+    _write(path, data, mode, _replace)
+
+
+def create_atomic(path: Path, data: str | bytes) -> bool:
+    """Write `path` whole, as `write_atomic`, unless something is already there (a file, a
+    link, written by another process a moment ago): that is kept, and False returned. On a
+    file system without hard links a file written there at the same moment may be replaced
+    (by a whole file: never a mix of the two)."""
+    created = True
+
+    def link(source: Path, target: Path) -> None:
+        nonlocal created
+        try:
+            os.link(source, target)  # fails on anything at `target`, a dangling link too
+        except FileExistsError:
+            created = False
+        except OSError:  # a file system without hard links (FAT, exFAT, some network ones)
+            if os.path.lexists(target):
+                created = False
+            else:  # still whole, but a sibling writing this moment may replace it
+                os.replace(source, target)
+                return
+        source.unlink()
+
+    _write(path, data, None, link)
+    return created
+
+
+def _write(path: Path, data: str | bytes, mode: int | None,
+           place: Callable[[Path, Path], None]) -> None:
+    """The bytes to a new sibling of `path`, then `place`d at `path`."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
@@ -45,7 +78,7 @@ def write_atomic(path: Path, data: str | bytes, mode: int | None = None) -> None
             stream.write(data.encode("utf-8") if isinstance(data, str) else data)
         if mode is not None:
             os.chmod(temporary, mode)  # exactly, whatever the umask
-        _replace(temporary, path)
+        place(temporary, path)
     except OSError as error:
         temporary.unlink(missing_ok=True)
         raise OSError(error.errno, error.strerror, str(path)) from error  # name the target

@@ -38,7 +38,7 @@ from mutharness.options import (
 from mutharness.paths import repo_path
 from mutharness.pins import Pin
 from mutharness.redfirst import RedFirst
-from mutharness.results import RunResult, write_red_first, write_results
+from mutharness.results import RunResult, keep_previous, write_red_first, write_results
 from mutharness.runners import RUNNERS, detected, runner_kind
 from mutharness.shards import Shard, ShardPlan
 from mutharness.skips import SkipRules, load_policy, this_platform
@@ -293,6 +293,7 @@ def verify(
     if prepared.selection is not None:
         if not prepared.specs:  # the results say so too: an older results file is no answer
             with locked(prepared):
+                keep_previous(json_path)
                 write_results(RunResult(
                     tool={}, commit=prepared.source.head, dirty=bool(prepared.changes),
                     dirty_changes=prepared.changes, command=settings.command, specs=(),
@@ -346,9 +347,11 @@ def record_refusal(json_path: Path | None, start: Path, command: tuple[str, ...]
     )
     with suppress(MutharnessError, OSError):
         if run_dir is None:
+            keep_previous(path)
             write_results(record, path)
             return
         with repository_lock(run_dir, 0):
+            keep_previous(path)
             write_results(record, path)
 
 

@@ -216,13 +216,15 @@ class BaselineError(MutharnessError):
     exit_code = ExitCode.BASELINE
 
     def __init__(
-        self, spec_id: str, reason: str, tests: tuple[str, ...] = (), label: str = "failing"
+        self, spec_id: str, reason: str, tests: tuple[str, ...] = (), label: str = "failing",
+        log: str = "",
     ) -> None:
-        super().__init__(spec_id, reason, tests, label)
+        super().__init__(spec_id, reason, tests, label, log)
         self.spec_id = spec_id
         self.reason = reason
         self.tests = tests  # the tests the reason is about (failing, unstable...)
         self.label = label
+        self.log = log  # the kept log of the run the reason is about (lab.logs), if any
 
     def message(self) -> str:
         lines = [
@@ -233,6 +235,8 @@ class BaselineError(MutharnessError):
         lines += [f"  {self.label}: {test_id}" for test_id in self.tests[:20]]
         if len(self.tests) > 20:
             lines.append(f"  and {len(self.tests) - 20} more")
+        if self.log:
+            lines.append(f"  log: {self.log}")
         return "\n".join(lines)
 
 

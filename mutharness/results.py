@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -114,6 +115,7 @@ class RunResult:
     interrupted: int | None = None  # the signal number, when a signal stopped the run
     settings: Mapping[str, Any] = field(default_factory=dict)
     results_path: str = ""  # where the results file was written (absolute); not in the file
+    logs_path: str = ""  # where the scenarios' logs were kept (`lab.logs`); not in the file
     complete: bool = True  # False while the run goes on (the file is rewritten as it does)
     error: MutharnessError | None = field(default=None, compare=False)  # what stopped it
     shard: ShardPlan | None = None  # the shard of a run this is (`verify --shard k/n`)
@@ -332,6 +334,33 @@ def to_json(run: RunResult, timings: bool = True) -> dict[str, Any]:
 def write_results(run: RunResult, path: Path) -> None:
     """Write the results JSON file atomically."""
     write_atomic(path, json.dumps(to_json(run), indent=2, ensure_ascii=False) + "\n")
+
+
+def previous_path(path: Path) -> Path:
+    """Where the results file at `path` keeps the last complete run's results
+    (`results.json` -> `results.previous.json`)."""
+    return path.with_name(f"{path.stem}.previous{path.suffix}")
+
+
+def keep_previous(path: Path) -> None:
+    """Before a run first writes its results file at `path`: the record there, when it is a
+    complete run's that measured specs, is copied to `previous_path` (atomically, never
+    through a link), so a run cut short or refused never leaves the user without the last
+    complete results; any other record there (a refusal, an interrupted run) is not kept,
+    and the one kept before it stays."""
+    try:
+        if not stat.S_ISREG(path.lstat().st_mode):  # a link or a directory: not ours to read
+            return
+        data = path.read_bytes()
+    except OSError:
+        return
+    try:
+        document = json.loads(data)
+    except ValueError:
+        return
+    if isinstance(document, dict) and document.get("complete") is True and document.get(
+            "specs"):
+        write_atomic(previous_path(path), data)
 
 
 RED_FIRST_KIND = "red-first"

@@ -275,10 +275,14 @@ class SourceRepo:
             return f"{self.run_dir} is a symlink (mutharness never writes through one)"
         if not stat.S_ISDIR(info.st_mode):
             return f"{self.run_dir} is not a directory"
-        for name in (".gitignore", "lock", "lock-holder.json", "results.json"):
+        for name in (".gitignore", "lock", "lock-holder.json", "results.json",
+                     "results.previous.json"):
             inside = self.run_dir / name
             if inside.is_symlink() or (inside.exists() and not inside.is_file()):
                 return f"{inside} is not a regular file (mutharness never writes through a link)"
+        runs = self.run_dir / "runs"  # the scenarios' logs (lab.logs)
+        if runs.is_symlink() or (runs.exists() and not runs.is_dir()):
+            return f"{runs} is not a directory (mutharness never writes through a link)"
         return None
 
     def ensure_run_dir(self) -> Path:

@@ -92,15 +92,16 @@ def observe(
     The collect probe must load every test file and pass the runner's isolation check before
     any baseline runs."""
     if lab.runner_for(spec).collects:
+        lab.listener.baseline_run(spec, 0, runs)
         probe = _settled(run_scenario(Scenario.collect(spec, timeout_s), lab))
         if (problem := run_problem(probe, collect_only=True)) is not None:
             raise SpecStopped(BaselineError(spec.id, f"collection failed: {problem}"), probe)
         if (error := isolation(probe)) is not None:
             raise SpecStopped(error, probe)
-    done = [
-        _settled(run_scenario(Scenario.baseline(spec, number, timeout_s), lab))
-        for number in range(1, runs + 1)
-    ]
+    done = []
+    for number in range(1, runs + 1):
+        lab.listener.baseline_run(spec, number, runs)
+        done.append(_settled(run_scenario(Scenario.baseline(spec, number, timeout_s), lab)))
     for number, facts in enumerate(done, 1):
         if (problem := run_problem(facts)) is not None and not facts.failed:
             reason = baseline_problem(facts, spec.expect_baseline_pass) or problem

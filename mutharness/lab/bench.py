@@ -9,6 +9,7 @@ from pathlib import Path
 
 from mutharness.errors import ForcedExit
 from mutharness.lab.events import Listener, Phase
+from mutharness.lab.logs import RunLogs
 from mutharness.lab.scenario import Lab
 from mutharness.options import Options
 from mutharness.runners import RunnerSetup, runner_kind
@@ -72,11 +73,12 @@ class Bench:
 @contextmanager
 def opened(
     source: SourceRepo, included: tuple[str, ...], options: Options, specs: tuple[Spec, ...],
-    listener: Listener, environ: Mapping[str, str], temp_dir: Path,
+    listener: Listener, environ: Mapping[str, str], temp_dir: Path, logs: RunLogs | None = None,
 ) -> Iterator[Bench]:
     """A workspace of HEAD (plus `included` uncommitted paths) and the runners `specs` need,
-    started; afterwards the runners are closed and the workspace removed, also after an
-    error or a signal (a second signal leaves the workspace to the next run's sweep)."""
+    started (each scenario's log kept in `logs`, if given); afterwards the runners are closed
+    and the workspace removed, also after an error or a signal (a second signal leaves the
+    workspace to the next run's sweep)."""
     listener.phase(Phase.MATERIALISING)
     workspace = Workspace.create(source, temp_dir, included)
     remove = True
@@ -87,7 +89,7 @@ def opened(
                                       notes))
         try:
             runners.start(specs)
-            yield Bench(Lab(runners, workspace, listener), runners, notes)
+            yield Bench(Lab(runners, workspace, listener, logs), runners, notes)
         finally:
             runners.close()
     except ForcedExit:

@@ -30,6 +30,7 @@ from mutharness.lab.ending import Ending, recorded
 from mutharness.lab.events import Listener, Silent
 from mutharness.lab.feed import Feed
 from mutharness.lab.joining import Given, completed
+from mutharness.lab.logs import RUNS, RunLogs
 from mutharness.lab.schedule import Item, Schedule, Timings, previous_timings, timings_of
 from mutharness.lab.session import FAIL_FAST, Plan, Session, stopped_after
 from mutharness.merge import notes_of
@@ -40,6 +41,7 @@ from mutharness.results import (
     ResultsError,
     RunResult,
     SpecResult,
+    keep_previous,
     read_results,
     write_results,
 )
@@ -336,7 +338,7 @@ class _Follower:
                     return
                 continue
             assert part.baseline is not None
-            self.listener.baseline_finished(spec, part.baseline)
+            self.listener.baseline_finished(spec, part.baseline, part.timeout_s)
             shown: list[MutationResult] = []
             self.current = (spec, part, shown)
             for index in indices:
@@ -432,6 +434,7 @@ class Parallel:
                           specs=finished, tool=next(
                               (dict(run.tool) for _, run in named if run.tool), {}),
                           notes=notes)
+        run = replace(run, logs_path=str(plan.source.run_dir / RUNS))
         write_results(run, plan.json_path)
         return run
 
@@ -440,7 +443,13 @@ class Parallel:
         """The workers started (into `workers`), fed and followed to their end, their
         results joined; raises WorkerFailed when one ended without its results."""
         plan = self.plan
+        keep_previous(plan.json_path)  # the last complete results outlive this run
         write_results(self._empty(complete=False), plan.json_path)
+        logs = RunLogs(plan.source.run_dir)  # cleared once here: the workers only add
+        for spec in plan.specs:
+            if spec.id in self.wanted:
+                logs.clear(spec.id, None if self.sharded is None
+                           else [spec.mutations[index].number for index in self.wanted[spec.id]])
         listener.head(plan.source, plan.changes)
         if self.sharded is not None:
             listener.sharded(self.sharded)

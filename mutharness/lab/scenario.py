@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 
 from mutharness.anchors import Splice, locate, unified_diff
 from mutharness.errors import WorkspaceError
 from mutharness.lab.events import Listener, Phase
+from mutharness.lab.logs import RunLogs
 from mutharness.paths import plain_name
 from mutharness.runners.base import RunFacts, Runner, RunRequest
 from mutharness.signals import deferred
@@ -33,7 +34,7 @@ class Scenario:
 
     spec: Spec
     kind: Kind
-    name: str  # unique within the spec: its scratch directory
+    name: str  # unique within the spec: its scratch directory, and its kept log's name
     timeout_s: float
     mutation: Mutation | None = None
     first_failure: bool = False  # stop at the first failing test (--first-failure)
@@ -63,8 +64,12 @@ class Scenario:
         cls, spec: Spec, mutation: Mutation, timeout_s: float, first_failure: bool = False,
     ) -> Scenario:
         """The run of one mutant; with `first_failure` it stops at its first failing test."""
-        return cls(spec, Kind.MUTANT, f"m{mutation.number}", timeout_s, mutation,
+        return cls(spec, Kind.MUTANT, f"mutant-{mutation.number}", timeout_s, mutation,
                    first_failure)
+
+    def again(self) -> Scenario:
+        """The same run once more, under its own name (its log kept beside the first's)."""
+        return replace(self, name=f"{self.name}-again")
 
 
 @dataclass(frozen=True)
@@ -94,6 +99,14 @@ class Lab:
     runner_for: Callable[[Spec], Runner]
     workspace: Workspace
     listener: Listener
+    logs: RunLogs | None = None  # where each scenario's log is kept (verify), if anywhere
+
+    def kept(self, scenario: Scenario, facts: RunFacts) -> RunFacts:
+        """`facts` with the run's log kept (`logs`): `log_path` names the kept file."""
+        if self.logs is None:
+            return facts
+        kept = self.logs.keep(scenario.spec.id, scenario.name, Path(facts.log_path))
+        return facts if kept is None else replace(facts, log_path=str(kept))
 
 
 def _splice(scenario: Scenario, mutation: Mutation, original: bytes) -> Splice:
@@ -131,7 +144,7 @@ def run_scenario(scenario: Scenario, lab: Lab) -> Ran:
     request = _request(scenario, workspace)
     mutation = scenario.mutation
     if mutation is None:
-        facts = runner.run(request)
+        facts = lab.kept(scenario, runner.run(request))
         settled = workspace.settle()
         return Ran(scenario, facts, settled.removed, settled.drift)
     target = workspace.path(mutation.file)
@@ -141,7 +154,7 @@ def run_scenario(scenario: Scenario, lab: Lab) -> Ran:
     mode = workspace.write_mutant(mutation.file, mutated)
     try:
         listener.phase(Phase.MUTANT_APPLIED)
-        facts = runner.run(request)
+        facts = lab.kept(scenario, runner.run(request))
     finally:
         with deferred():  # a signal now is delivered once the original bytes are back
             listener.phase(Phase.RESTORING)

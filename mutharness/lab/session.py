@@ -9,16 +9,23 @@ from typing import Any
 
 from mutharness.digest import file_digest
 from mutharness.environment import tool_versions
-from mutharness.errors import MutharnessError
+from mutharness.errors import BaselineError, MutharnessError
 from mutharness.lab.baseline import Baseline, SpecStopped, measure
 from mutharness.lab.bench import Notes, Runners, opened
 from mutharness.lab.ending import Ending, recorded
 from mutharness.lab.events import Listener, Phase
 from mutharness.lab.feed import Feed, FeedError
+from mutharness.lab.logs import RUNS, RunLogs, shown
 from mutharness.lab.scenario import Lab, Scenario, run_scenario
 from mutharness.options import CONFIG_FILE, Options, project_inputs
 from mutharness.pins import Pin
-from mutharness.results import MutationResult, RunResult, SpecResult, write_results
+from mutharness.results import (
+    MutationResult,
+    RunResult,
+    SpecResult,
+    keep_previous,
+    write_results,
+)
 from mutharness.runners import runner_kind
 from mutharness.runners.base import RunFacts, SpecFiles
 from mutharness.shards import Shard, ShardPlan
@@ -182,13 +189,23 @@ class _SpecRun:
         except SpecStopped as stopped:
             self._depend(stopped.facts)
             self.pin = stopped.pin_of(self.spec)
-            listener.spec_failed(self.spec, stopped.error)
-            return self.result(error=stopped.error.message(), facts=stopped.facts)
+            error = self._logged(stopped)
+            listener.spec_failed(self.spec, error)
+            return self.result(error=error.message(), facts=stopped.facts)
         self._depend(self.baseline.facts)
         self.pin = self.baseline.pin
         session.save()  # the results show the baseline (a -j parent shows it from there)
-        listener.baseline_finished(self.spec, self.baseline.facts)
+        listener.baseline_finished(self.spec, self.baseline.facts, self.baseline.timeout_s)
         return None
+
+    def _logged(self, stopped: SpecStopped) -> MutharnessError:
+        """The error that stopped the baseline, naming the kept log of the run it is about."""
+        error, facts, logs = stopped.error, stopped.facts, self.lab.logs
+        if not isinstance(error, BaselineError) or facts is None or logs is None or (
+                not logs.holds(facts.log_path)):
+            return error
+        return BaselineError(error.spec_id, error.reason, error.tests, error.label,
+                             log=shown(Path(facts.log_path)))
 
     def step(self, mutation: Mutation) -> MutationResult:
         """Run one mutation against the measured baseline; the results file shows it."""
@@ -230,7 +247,7 @@ class _SpecRun:
                      facts: RunFacts) -> Classification:
         """A survivor whose tests skipped instead of running, run once more: the same tests
         must skip for the same reasons, or the skips depend on the run and prove nothing."""
-        again = run_scenario(scenario, self.lab)
+        again = run_scenario(scenario.again(), self.lab)
         first = skip_reasons(facts, found.skipped_instead)
         if again.drift or skip_reasons(again.facts, found.skipped_instead) != first or (
                 set(again.facts.inert) != set(facts.inert)):
@@ -382,22 +399,38 @@ class Session:
             ):
                 break
 
+    def logs(self) -> RunLogs:
+        """Where this run keeps its scenarios' logs; a run of its own (neither a -j worker
+        nor a TIMEOUT's re-run alone) first clears what its specs' earlier runs kept there."""
+        plan = self.plan
+        logs = RunLogs(plan.source.run_dir, replace=plan.feed is None)
+        if plan.feed is None and plan.only is None:
+            for spec, mutations in self._planned():
+                logs.clear(spec.id, None if self.sharded is None
+                           else [mutation.number for mutation in mutations])
+        return logs
+
     def execute(self, listener: Listener, environ: Mapping[str, str], temp_dir: Path) -> RunResult:
         """Build the workspace, run every spec, remove the workspace; the results, always."""
         plan = self.plan
         ending = Ending()
         with recorded(ending, lambda: self.doing):
             self.doing = "writing the results file"
+            if plan.feed is None and plan.only is None:
+                keep_previous(plan.json_path)  # the last complete results outlive this run
             self.save()  # from now on the file is this run's, never an earlier one's
+            self.doing = "clearing the logs of the specs' earlier runs"
+            logs = self.logs()
             listener.head(plan.source, plan.changes)
             if self.sharded is not None:
                 listener.sharded(self.sharded)
             listener.planned({spec.id: len(mutations) for spec, mutations in self._planned()})
             self.doing = "building the workspace and probing the runners' tools"
             with opened(plan.source, plan.included, plan.options, plan.specs, listener,
-                        environ, temp_dir) as bench:
+                        environ, temp_dir, logs) as bench:
                 self.runners, self.notes = bench.runners, bench.notes
                 self._specs(bench.lab)
-        run = self.result(complete=True, interrupted=ending.interrupted, error=ending.error)
+        run = replace(self.result(complete=True, interrupted=ending.interrupted,
+                                  error=ending.error), logs_path=str(plan.source.run_dir / RUNS))
         write_results(run, plan.json_path)
         return run

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, TextIO
 import click
 
 from mutharness.errors import ExitCode, MutharnessError, OutputClosed
+from mutharness.lab.logs import log_file, spec_directory
 from mutharness.paths import visible
 from mutharness.pins import Pin, PinState
 from mutharness.redfirst import Pairing, RedFirst
@@ -129,6 +130,7 @@ class Console:
         self.progress: Progress | None = None
         self.status = ""  # the status line as drawn ("" when none is)
         self.ticker: threading.Thread | None = None
+        self.run_dir: Path | None = None  # the repository's .mutharness, once known
         if progress and _is_terminal(sys.stdout) and _terminal_sequences():
             self.progress = Progress(time.monotonic())
             self.ticker = threading.Thread(target=self._tick, name="status-line", daemon=True)
@@ -223,6 +225,7 @@ class Console:
         """Phase transitions print nothing: the lines that follow say what happened."""
 
     def head(self, source: SourceRepo, changes: Sequence[str]) -> None:
+        self.run_dir = source.run_dir  # where the scenarios' logs are kept (lab.logs)
         state = (
             f"dirty: {len(changes)} uncommitted change(s) included (--allow-dirty)"
             if changes else "clean"
@@ -230,14 +233,23 @@ class Console:
         self.line(f"HEAD {source.short}  {state}", "yellow" if changes else None)
 
     def baseline_started(self, spec: Spec) -> None:
+        if self.progress is not None:
+            self.progress.baseline_started(spec, time.monotonic())
         self.line(f"spec {printable(spec.id)} ({printable(spec.path)})")
         self.line(f"baseline: {' '.join(map(printable, spec.tests))}", "bright_black")
 
-    def baseline_finished(self, spec: Spec, facts: RunFacts) -> None:
+    def baseline_run(self, spec: Spec, number: int, runs: int) -> None:
+        """The status line says which baseline run runs."""
+        if self.progress is not None:
+            self.progress.baseline_run(spec, number, runs, time.monotonic())
+            self.redraw()
+
+    def baseline_finished(self, spec: Spec, facts: RunFacts, timeout_s: float) -> None:
         if self.progress is not None:
             self.progress.baseline(spec, facts.duration_s, time.monotonic())
         self.line(
-            f"baseline {facts.passed} pass / {facts.failed} fail ({facts.duration_s:.2f} s)",
+            f"baseline {facts.passed} pass / {facts.failed} fail ({facts.duration_s:.2f} s); "
+            f"mutation timeout {round(timeout_s, 1):g} s",
             "green",
         )
 
@@ -311,18 +323,12 @@ class Console:
             self.progress.finish(spec, result)
         facts = result.facts
         mark = " " if result.as_expected else self.glyphs.cross
-        if result.verdict is Verdict.CAUGHT:
-            word = f"CAUGHT {facts.failed}"
-            colour = "green"
-        elif result.verdict is Verdict.SURVIVED:
-            word = "SURVIVED"
-            colour = "yellow"
-        else:
-            word = result.verdict.value
-            colour = "red"
+        colour = {Verdict.CAUGHT: "green", Verdict.SURVIVED: "yellow"}.get(result.verdict, "red")
         if not result.as_expected:
             colour = "red"
-        detail = f"(pass={facts.passed} fail={facts.failed})"
+        ran = facts.passed + facts.failed
+        detail = (f"({facts.failed} of {ran} tests failed)" if facts.failed
+                  else f"(all {ran} tests passed)")
         if result.first_failure and result.verdict is Verdict.CAUGHT:
             detail = "(stopped at its first failing test)"
         if result.never_imported:
@@ -331,20 +337,39 @@ class Console:
             detail = f"({printable(result.reason)})"
         elif result.reason:  # a survivor whose tests skipped instead of running
             detail += f" {printable(result.reason)}"
-        self.line(f"{mark} {word:<12} {_label(result.mutation.name)}  {detail}", colour)
+        mutation = result.mutation
+        where = f"#{mutation.number} {printable(mutation.file)}:{result.line}"
+        self.line(f"{mark} {result.verdict.value:<8} {where}  {_label(mutation.name)}  {detail}",
+                  colour)
         for test_id in facts.failing_ids[:MAX_FAILING_SHOWN]:
             self.line(f"      {self.glyphs.arrow} {printable(test_id)}", "bright_black")
         if (more := len(facts.failing_ids) - MAX_FAILING_SHOWN) > 0:
             self.line(f"      {self.glyphs.arrow} and {more} more (all in the results file)",
                       "bright_black")
+        if not result.verdict.is_evidence and self.run_dir is not None:
+            log = log_file(self.run_dir, spec.id, f"mutant-{result.mutation.number}")
+            if log.is_file():
+                self.line(f"      {self.glyphs.arrow} log: {_shown(str(log))}", "bright_black")
 
     def summary(self, run: RunResult, results_path: str) -> None:
-        """The closing lines: all as expected, the unexpected ones, or why there is no verdict."""
+        """The closing lines: all as expected, the unexpected ones, or why there is no
+        verdict; then where the scenarios' logs were kept."""
         self.end_progress()
+        interrupted = run.exit_code() in (ExitCode.INTERRUPTED, ExitCode.TERMINATED)
+        self._summary(run, results_path, interrupted)
+        if run.logs_path:
+            runs, ids = Path(run.logs_path), {spec.spec.id for spec in run.specs}
+            directory, more = ((spec_directory(runs.parent, ids.pop()), "") if len(ids) == 1
+                               else (runs, " (a directory per spec)"))
+            if directory.is_dir():
+                self.line(f"logs: {_shown(str(directory))}/{more}", "bright_black",
+                          err=interrupted)
+
+    def _summary(self, run: RunResult, results_path: str, interrupted: bool) -> None:
         results_path = _shown(results_path)
         results = run.mutation_results
         code = run.exit_code()
-        if code in (ExitCode.INTERRUPTED, ExitCode.TERMINATED):
+        if interrupted:
             self.line(
                 f"interrupted (signal {run.interrupted}) after {len(results)} mutation(s); "
                 f"workspace removed; partial results: {results_path}", "red", err=True,
@@ -372,7 +397,7 @@ class Console:
             if run.error is not None:
                 self.line(f"  {printable(run.error.message().splitlines()[0])}", "red")
             for spec in broken:  # its error was printed when it happened
-                what = spec.stopped or "no verdict, for the reason printed above"
+                what = spec.stopped or "no verdict, for the reason printed on stderr"
                 self.line(f"  spec {printable(spec.spec.id)}: {printable(what)}", "red")
             for result in doubtful:
                 self.line(
@@ -411,7 +436,7 @@ class PinConsole(Console):
     def baseline_started(self, spec: Spec) -> None:
         """Nothing: the spec's pin line says it all."""
 
-    def baseline_finished(self, spec: Spec, facts: RunFacts) -> None:
+    def baseline_finished(self, spec: Spec, facts: RunFacts, timeout_s: float) -> None:
         """Nothing: the spec's pin line says it all."""
 
     def spec_failed(self, spec: Spec, error: MutharnessError) -> None:

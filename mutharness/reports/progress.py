@@ -1,5 +1,6 @@
 """A run's progress as a terminal's status line: mutations done of planned, the outcomes so
-far, elapsed time, an ETA weighted by the specs' baseline durations, the mutation running."""
+far, elapsed time, an ETA weighted by the specs' baseline durations, the mutation running (or
+the baseline run, and for how long)."""
 
 from __future__ import annotations
 
@@ -31,12 +32,24 @@ class Progress:
     done: dict[str, int] = field(default_factory=dict)  # spec id -> mutations finished
     counts: dict[str, int] = field(default_factory=dict)  # outcome word -> mutations
     running: str = ""  # the mutation now running, as it is named
+    measuring: str = ""  # the baseline run now running, as it is named
+    measuring_since: float = 0.0  # when it started
     measured_at: float | None = None  # when the first baseline was measured
 
     def plan(self, planned: Mapping[str, int]) -> None:
         self.planned = dict(planned)
 
+    def baseline_started(self, spec: Spec, now: float) -> None:
+        """Spec `spec`'s baseline is being measured (which run, if known, comes next)."""
+        self.measuring, self.measuring_since = f"baseline {spec.id}", now
+
+    def baseline_run(self, spec: Spec, number: int, runs: int, now: float) -> None:
+        """Run `number` of `runs` of `spec`'s baseline starts (0: its collect-only probe)."""
+        what = "collecting the tests" if number == 0 else f"run {number} of {runs}"
+        self.measuring, self.measuring_since = f"baseline {spec.id} ({what})", now
+
     def baseline(self, spec: Spec, seconds: float, now: float) -> None:
+        self.measuring = ""
         self.baselines[spec.id] = seconds
         if self.measured_at is None:
             self.measured_at = now
@@ -86,6 +99,8 @@ class Progress:
         parts = [f"[{finished}/{total}]", *([counts] if counts else []),
                  f"{clock(now - self.started)} elapsed",
                  f"ETA {clock(eta)}" if eta is not None else "ETA --",
-                 *([f"running {self.running}"] if self.running else [])]
+                 *([f"running {self.running}"] if self.running else []),
+                 *([f"{self.measuring} {clock(now - self.measuring_since)}"]
+                   if self.measuring else [])]
         text = " · ".join(parts)
         return text if len(text) <= width else text[:max(width - 1, 0)] + "…"

@@ -351,7 +351,10 @@ class Recorder:
     def baseline_started(self, spec: Any) -> None:
         self.events.append(f"baseline {spec.id}")
 
-    def baseline_finished(self, spec: Any, facts: Any) -> None:
+    def baseline_run(self, spec: Any, number: int, runs: int) -> None:
+        pass
+
+    def baseline_finished(self, spec: Any, facts: Any, timeout_s: float) -> None:
         self.events.append(f"baseline ok {spec.id}")
 
     def planned(self, mutations: Any) -> None:

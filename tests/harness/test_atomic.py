@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from mutharness.atomic import write_atomic
+import pytest
+
+from mutharness import atomic
+from mutharness.atomic import create_atomic, write_atomic
 
 HOLDER = '''\
 import sys, time
@@ -50,3 +54,33 @@ def test_many_rewrites_while_another_process_reads_them_all_land(tmp_path: Path)
     finally:
         reader.wait(timeout=60)
     assert target.read_text(encoding="utf-8") == "199"
+
+
+def test_create_keeps_a_file_already_there_and_writes_a_new_one_whole(tmp_path: Path) -> None:
+    target = tmp_path / "kept.log"
+
+    assert create_atomic(target, b"first") is True
+    assert create_atomic(target, b"second") is False
+    assert target.read_bytes() == b"first"
+    assert [p.name for p in tmp_path.iterdir()] == ["kept.log"]  # no temporary left
+
+
+@pytest.mark.parametrize("errno_name", ["EPERM", "ENOTSUP", "EXDEV"])
+def test_create_works_where_the_file_system_has_no_hard_links(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, errno_name: str
+) -> None:
+    """FAT, exFAT and some network file systems refuse `link()`: a fault injected at the one
+    call that needs it, as such a file system answers it."""
+    import errno
+
+    def no_links(source: object, target: object) -> None:
+        code = getattr(errno, errno_name)
+        raise OSError(code, os.strerror(code))
+
+    monkeypatch.setattr(atomic.os, "link", no_links)
+    target = tmp_path / "kept.log"
+
+    assert create_atomic(target, b"first") is True
+    assert create_atomic(target, b"second") is False
+    assert target.read_bytes() == b"first"
+    assert [p.name for p in tmp_path.iterdir()] == ["kept.log"]

@@ -153,4 +153,4 @@ def test_a_spec_whose_baseline_is_red_is_reported_once_then_summarised(
     assert done.code == 3
     output = done.out + done.err
     assert output.count("not green: 1 test(s) failed") == 1, output
-    assert "spec calc: no verdict, for the reason printed above" in done.out
+    assert "spec calc: no verdict, for the reason printed on stderr" in done.out

@@ -87,7 +87,7 @@ def test_a_spec_is_verified_with_evidence_that_render_and_evidence_check_agree_o
     done = cli(project.root, "verify", "specs/calc.json", "--evidence", "evidence")
 
     assert done.code == 0, done.out + done.err
-    assert "CAUGHT 1" in done.out and "SURVIVED" in done.out
+    assert "CAUGHT   #1 " in done.out and "SURVIVED #2 " in done.out
     project.commit("evidence")
     rendered = cli(project.root, "render", str(project.root / ".mutharness/results.json"),
                    "--out", str(tmp_path / "rendered"))

@@ -136,6 +136,22 @@ def test_the_eta_weighs_the_work_left_by_each_spec_s_baseline() -> None:
     assert (clock(65), clock(3725)) == ("1:05", "1:02:05")
 
 
+def test_during_a_baseline_the_status_line_says_which_run_and_for_how_long() -> None:
+    calc = Spec("calc", "specs/calc.json", "0" * 64, ("t",), 1, (), "pytest")
+    progress = Progress(started=0.0)
+    progress.plan({"calc": 2})
+
+    progress.baseline_run(calc, 0, 3, now=1.0)
+    collecting = progress.line(2.0, 200)
+    progress.baseline_run(calc, 1, 3, now=3.0)
+    first = progress.line(7.0, 200)
+    progress.baseline(calc, 4.0, now=8.0)
+
+    assert collecting.endswith(" · baseline calc (collecting the tests) 0:01")
+    assert first.endswith(" · baseline calc (run 1 of 3) 0:04")
+    assert "baseline" not in progress.line(9.0, 200)  # measured: nothing runs until a mutant
+
+
 def test_the_status_line_clock_moves_while_a_long_mutant_runs(
     make_project: ProjectFactory, tmp_path: Path
 ) -> None:
@@ -157,4 +173,4 @@ def test_the_status_line_clock_moves_while_a_long_mutant_runs(
     raw = in_terminal(project, "--timeout-floor", "3600", release=(two_clocks, release))
 
     assert two_clocks(raw) and release.exists()
-    assert screen(raw)[-1].startswith("all 1 mutation(s) behaved as expected")
+    assert screen(raw)[-2].startswith("all 1 mutation(s) behaved as expected")

@@ -67,18 +67,17 @@ def test_a_run_where_every_mutation_behaves_prints_each_event_and_exits_0(
     assert re.fullmatch(r"HEAD ([0-9a-f]{7,40}) +clean", lines[0]), lines[0]
     assert head.startswith(lines[0].split()[1])
     assert "baseline: tests/test_calc.py" in lines
-    assert any(re.fullmatch(r"baseline 4 pass / 0 fail \(\d+\.\d\d s\)", line) for line in lines)
+    assert any(re.fullmatch(r"baseline 4 pass / 0 fail \(\d+\.\d\d s\); mutation timeout 20 s",
+                            line) for line in lines), lines
     caught = lines.index(next(line for line in lines if "the low bound is ignored" in line))
-    assert re.fullmatch(
-        r"  CAUGHT 1 +the low bound is ignored  \(pass=3 fail=1\)", lines[caught]
-    ), lines[caught]
+    assert lines[caught] == (
+        "  CAUGHT   #1 src/calc.py:5  the low bound is ignored  (1 of 4 tests failed)")
     assert lines[caught + 1].strip() == "↳ tests/test_calc.py::test_clamp_below"
-    assert re.fullmatch(
-        r"  SURVIVED +SURVIVOR \(documented\): >= to > at 18 is not pinned  \(pass=4 fail=0\)",
-        lines[caught + 2],
-    ), lines[caught + 2]
-    assert lines[-2:] == [
-        "results: .mutharness/results.json", "all 2 mutation(s) behaved as expected; tree clean"
+    assert lines[caught + 2] == ("  SURVIVED #2 src/calc.py:13  SURVIVOR (documented): >= to > "
+                                 "at 18 is not pinned  (all 4 tests passed)")
+    assert lines[-3:] == [
+        "results: .mutharness/results.json", "all 2 mutation(s) behaved as expected; tree clean",
+        "logs: .mutharness/runs/calc/",
     ]
     assert "✗" not in done.out
     results = json.loads((project.root / ".mutharness/results.json").read_text("utf-8"))
@@ -143,11 +142,12 @@ def test_unexpected_results_are_marked_listed_with_a_hint_and_exit_1(
     assert done.code == 1, done.out + done.err
     lines = done.out.splitlines()
     verdicts = mutation_lines(done.out)
-    assert re.fullmatch(r"✗ SURVIVED +eighteen is no longer pinned  \(pass=7 fail=0\)", verdicts[0])
-    assert re.fullmatch(
-        r"✗ CAUGHT 1 +caught, but not by the test it names  \(pass=6 fail=1\)", verdicts[1]
-    )
-    assert re.fullmatch(r"  CAUGHT 6 +clamp returns nothing  \(pass=1 fail=6\)", verdicts[2])
+    assert verdicts[0] == (
+        "✗ SURVIVED #1 src/calc.py:13  eighteen is no longer pinned  (all 7 tests passed)")
+    assert verdicts[1] == ("✗ CAUGHT   #2 src/calc.py:5  caught, but not by the test it names  "
+                           "(1 of 7 tests failed)")
+    assert verdicts[2] == (
+        "  CAUGHT   #3 src/calc.py:4  clamp returns nothing  (6 of 7 tests failed)")
     start = lines.index(verdicts[2])
     arrows = [line.strip() for line in lines[start + 1:] if line.strip().startswith("↳")]
     assert arrows == [
@@ -219,7 +219,7 @@ def test_each_line_reaches_a_pipe_while_the_run_is_still_going(
         assert proc.poll() is None
         assert not release.exists()
         assert any(line.startswith("baseline 4 pass / 0 fail") for line in seen)
-        assert mutation_lines("\n".join(seen))[0].startswith("  CAUGHT 1 ")
+        assert mutation_lines("\n".join(seen))[0].startswith("  CAUGHT   #1 ")
     finally:
         release.touch()
         code = proc.wait(timeout=60)
@@ -227,7 +227,8 @@ def test_each_line_reaches_a_pipe_while_the_run_is_still_going(
     while (line := lines.get(timeout=10)) is not None:
         rest.append(line)
     assert code == 0, rest
-    assert rest[-1] == "all 2 mutation(s) behaved as expected; tree clean"
+    assert rest[-2:] == ["all 2 mutation(s) behaved as expected; tree clean",
+                         "logs: .mutharness/runs/calc/"]
 
 
 def test_untrustworthy_and_timed_out_runs_are_never_evidence_and_the_run_goes_on(
@@ -259,14 +260,19 @@ def test_untrustworthy_and_timed_out_runs_are_never_evidence_and_the_run_goes_on
     assert done.code == 4, done.out + done.err
     verdicts = mutation_lines(done.out)
     assert len(verdicts) == 6, done.out
-    assert re.match(r"✗ UNTRUSTWORTHY +is_adult loses its colon .*collection error", verdicts[0])
-    assert re.match(r"✗ UNTRUSTWORTHY +is_adult ends the process with status 0 .*missing",
-                    verdicts[1])
-    assert re.match(r"✗ UNTRUSTWORTHY +is_adult ends the process with status 1 .*missing",
-                    verdicts[2])
-    assert re.match(r"✗ TIMEOUT +clamp loops forever  \(exceeded \d", verdicts[3])
-    assert re.fullmatch(r"  CAUGHT 1 +the low bound is ignored  \(pass=3 fail=1\)", verdicts[4])
-    assert re.match(r"✗ SURVIVED +eighteen is no longer pinned", verdicts[5])
+    assert re.match(r"✗ UNTRUSTWORTHY #1 src/calc.py:12  is_adult loses its colon .*collection "
+                    r"error", verdicts[0])
+    assert re.match(r"✗ UNTRUSTWORTHY #2 src/calc.py:13  is_adult ends the process with status "
+                    r"0 .*missing", verdicts[1])
+    assert re.match(r"✗ UNTRUSTWORTHY #3 src/calc.py:13  is_adult ends the process with status "
+                    r"1 .*missing", verdicts[2])
+    assert re.match(r"✗ TIMEOUT  #4 src/calc.py:7  clamp loops forever  \(exceeded \d", verdicts[3])
+    assert verdicts[4] == (
+        "  CAUGHT   #5 src/calc.py:5  the low bound is ignored  (1 of 4 tests failed)")
+    assert re.match(r"✗ SURVIVED #6 src/calc.py:13  eighteen is no longer pinned", verdicts[5])
+    lines = done.out.splitlines()
+    logs = [lines[lines.index(verdict) + 1].strip() for verdict in verdicts[:4]]
+    assert logs == [f"↳ log: .mutharness/runs/calc/mutant-{n}.log" for n in (1, 2, 3, 4)]
     summary = done.out.splitlines()[done.out.splitlines().index("no trustworthy verdict:"):]
     assert [line.split(":")[0] for line in summary[1:5]] == [
         "  is_adult loses its colon (import breaks)", "  is_adult ends the process with status 0",
