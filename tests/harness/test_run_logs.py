@@ -230,7 +230,7 @@ def test_refused_runs_never_replace_the_last_complete_results(
 
     for _ in range(2):  # the second refusal must not rotate the first one's record
         done = cli(project.root, "verify", "specs/calc.json", env=utf8_env())
-        assert done.code == 2, done.out + done.err
+        assert done.code == 5, done.out + done.err  # the dirty tree refused
 
     assert json.loads(results.read_text("utf-8"))["complete"] is False
     assert previous.read_bytes() == complete
