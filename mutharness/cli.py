@@ -571,11 +571,12 @@ def render(results: Path, out_dir: Path | None, template_dir: Path | None,
            junit_path: Path | None, summary_path: Path | None, stryker_path: Path | None,
            html_path: Path | None) -> None:
     """Re-render evidence (and reports) from a saved RESULTS file; never reruns tests."""
+    from mutharness.errors import ResultsError
     from mutharness.rederive import run_problems
     from mutharness.reports.console import Console
     from mutharness.reports.evidence import evidence_documents, results_problem, write_documents
     from mutharness.reports.outputs import Reports
-    from mutharness.results import ResultsError, read_results
+    from mutharness.results import read_results
 
     console = Console()
     reports = Reports(junit_path, summary_path, stryker_path, html_path)

@@ -27,9 +27,9 @@ from mutharness.lab.redfirst import Proof, prove
 from mutharness.lab.session import Plan, Session
 from mutharness.lock import repository_lock
 from mutharness.options import (
-    ConfigProblem,
     ConfigReader,
     Options,
+    config_problem,
     project_inputs,
     read_config,
     resolve,
@@ -162,11 +162,11 @@ def committed_config(source: SourceRepo, included: tuple[str, ...]) -> ConfigRea
             return working(name)
         mode = source.mode_at(source.head, name)
         if mode == "120000":
-            raise ConfigProblem(name, "", "is committed as a symlink: a project config is read "
+            raise config_problem(name, "", "is committed as a symlink: a project config is read "
                                           "from a regular file only (never through a link)")
         if mode is None:
             if (source.root / name).exists() or (source.root / name).is_symlink():
-                raise ConfigProblem(name, "", "is in the working tree but not committed (a "
+                raise config_problem(name, "", "is in the working tree but not committed (a "
                                               "git-ignored file?): a run reads HEAD's bytes; "
                                               "commit it, or name it with --config")
             return None

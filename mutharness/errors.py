@@ -420,6 +420,113 @@ class MergeError(MutharnessError):
         return "\n".join([*lines, *(f"  {problem}" for problem in self.problems)])
 
 
+class FeedError(MutharnessError):
+    """A line of a worker's feed that is not a mutation of its run."""
+
+
+    def __init__(self, line: str, problem: str) -> None:
+        super().__init__(line, problem)
+        self.line = line
+        self.problem = problem
+
+
+    def message(self) -> str:
+        return f"the parent handed this worker {self.line!r}: {self.problem}"
+
+
+class WorkerFailed(MutharnessError):
+    """A `-j` worker ended without the results asked of it, and how it ended."""
+
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(problem)
+        self.problem = problem
+
+
+    def message(self) -> str:
+        return self.problem
+
+
+class RecordedError(MutharnessError):
+    """An error as a results file recorded it: its message and its exit code."""
+
+
+    def __init__(self, text: str, exit_code: ExitCode = ExitCode.ENVIRONMENT) -> None:
+        super().__init__(text, exit_code)
+        self.text = text
+        self.exit_code = exit_code
+
+
+    def message(self) -> str:
+        return self.text
+
+
+class ResultsError(MutharnessError):
+    """A document that is not a results file of this schema, and the first thing wrong."""
+
+
+    exit_code = ExitCode.USAGE
+
+
+    def __init__(self, source: str, problem: str) -> None:
+        super().__init__(source, problem)
+        self.source = source
+        self.problem = problem
+
+
+    def message(self) -> str:
+        return f"{self.source} is not a mutharness results file: {self.problem}"
+
+
+class OlderResults(MutharnessError):
+    """A results file written before mutations were located to the column."""
+
+
+    exit_code = ExitCode.USAGE
+
+
+    def __init__(self, spec: str, mutation: int) -> None:
+        super().__init__(spec, mutation)
+        self.spec = spec
+        self.mutation = mutation
+
+
+    def message(self) -> str:
+        return (f"spec {self.spec}, mutation {self.mutation}: the results hold no column or "
+                "file text for it (they are older than the mutation report); run verify again")
+
+
+class ElementsDamaged(MutharnessError):
+    """The shipped copy of the web component is not the pinned one."""
+
+
+    def __init__(self, file: str, digest: str, pinned: str) -> None:
+        super().__init__(file, digest, pinned)
+        self.file = file
+        self.digest = digest
+        self.pinned = pinned
+
+
+    def message(self) -> str:
+        return (f"the shipped {self.file} has sha256 {self.digest}, not the pinned "
+                f"{self.pinned}: reinstall mutharness")
+
+
+class ConfigProblem(EnvironmentProblem):
+    """A project config file that cannot be used, naming the file, the key and the options
+    it could have named."""
+
+
+    exit_code = ExitCode.USAGE
+
+
+    def __init__(self, file: str, key: str, what: str, known: tuple[str, ...]) -> None:
+        self.file = file
+        self.key = key
+        where = f"{file}: {key}: " if key else f"{file}: "
+        super().__init__(f"{where}{what}", remedy=f"known options: {', '.join(known)}")
+
+
 class Interrupted(BaseException):
     """A termination signal arrived; unwinds like KeyboardInterrupt so cleanup runs."""
 

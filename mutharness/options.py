@@ -17,7 +17,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from mutharness.errors import EnvironmentProblem, ExitCode
+from mutharness.errors import ConfigProblem
 from mutharness.paths import repo_path
 
 CONFIG_FILE = "mutharness.toml"
@@ -179,6 +179,11 @@ class Options:
         return words
 
 
+def config_problem(file: str, key: str, what: str) -> ConfigProblem:
+    """A config problem that names the options the file could have named."""
+    return ConfigProblem(file, key, what, tuple(BY_NAME))
+
+
 def _word(value: Any) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
@@ -189,23 +194,10 @@ def _jsonable(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
 
 
-class ConfigProblem(EnvironmentProblem):
-    """A project config file that cannot be used, naming the file and the key."""
-
-    exit_code = ExitCode.USAGE
-
-    def __init__(self, file: str, key: str, what: str) -> None:
-        self.file = file
-        self.key = key
-        self.what = what
-        where = f"{file}: {key}: " if key else f"{file}: "
-        super().__init__(f"{where}{what}", remedy=f"known options: {', '.join(BY_NAME)}")
-
-
 def _checked(option: Option, value: Any, file: str) -> Any:
     """A config file's value for `option`, in the option's type (or a ConfigProblem)."""
     def bad(what: str) -> ConfigProblem:
-        return ConfigProblem(file, option.name, what)
+        return config_problem(file, option.name, what)
 
     if option.kind is Kind.TEXTS:
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
@@ -261,12 +253,12 @@ def _regular_bytes(path: Path, shown: str, follow: bool) -> bytes | None:
     except FileNotFoundError:
         return None
     if stat.S_ISLNK(info.st_mode):
-        raise ConfigProblem(shown, "", "is a symlink: a project config is read from a regular "
+        raise config_problem(shown, "", "is a symlink: a project config is read from a regular "
                                        "file only (never through a link)")
     if not stat.S_ISREG(info.st_mode):
-        raise ConfigProblem(shown, "", "is not a regular file")
+        raise config_problem(shown, "", "is not a regular file")
     if info.st_size > MAX_CONFIG_BYTES:
-        raise ConfigProblem(shown, "", f"is larger than {MAX_CONFIG_BYTES} bytes")
+        raise config_problem(shown, "", f"is larger than {MAX_CONFIG_BYTES} bytes")
     return path.read_bytes()
 
 
@@ -280,11 +272,11 @@ def _parse_toml(data: bytes | None, shown: str) -> dict[str, Any] | None:
     if data is None:
         return None
     if len(data) > MAX_CONFIG_BYTES:
-        raise ConfigProblem(shown, "", f"is larger than {MAX_CONFIG_BYTES} bytes")
+        raise config_problem(shown, "", f"is larger than {MAX_CONFIG_BYTES} bytes")
     try:
         return tomllib.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise ConfigProblem(shown, "", f"cannot be read as TOML: {error}") from None
+        raise config_problem(shown, "", f"cannot be read as TOML: {error}") from None
 
 
 def read_config(
@@ -300,7 +292,7 @@ def read_config(
         document = _parse_toml(_regular_bytes(explicit.absolute(), str(explicit), follow=True),
                                str(explicit))
         if document is None:
-            raise ConfigProblem(str(explicit), "", "does not exist")
+            raise config_problem(str(explicit), "", "does not exist")
         return _values(document, str(explicit)), str(explicit)
     read = reader if reader is not None else working_tree(root)
     document = _parse_toml(read(CONFIG_FILE), CONFIG_FILE)
@@ -313,7 +305,7 @@ def read_config(
         return {}, None
     shown = f"{PYPROJECT} [tool.mutharness]"
     if not isinstance(table, dict):
-        raise ConfigProblem(shown, "", "is not a table")
+        raise config_problem(shown, "", "is not a table")
     return _values(table, shown), shown
 
 
@@ -321,7 +313,7 @@ def _values(table: Mapping[str, Any], file: str) -> dict[str, Any]:
     flat = _flatten(table)
     unknown = sorted(set(flat) - set(BY_NAME))
     if unknown:
-        raise ConfigProblem(file, unknown[0], "is not a mutharness option")
+        raise config_problem(file, unknown[0], "is not a mutharness option")
     return {name: _checked(BY_NAME[name], value, file) for name, value in flat.items()}
 
 
@@ -357,7 +349,7 @@ def resolve(cli: Mapping[str, Any], config: Mapping[str, Any], config_file: str 
     refused = [item for item in values["node.options"] if item not in NODE_OPTIONS_ALLOWED]
     if refused:
         where = "--node-options" if sources["node.options"] is Source.CLI else config_file
-        raise ConfigProblem(
+        raise config_problem(
             where or "", "node.options",
             f"{refused[0]!r} is not allowed (allowed: {', '.join(sorted(NODE_OPTIONS_ALLOWED))})",
         )
@@ -366,7 +358,7 @@ def resolve(cli: Mapping[str, Any], config: Mapping[str, Any], config_file: str 
         if problem:
             where = ("--pytest-drop-addopts" if sources["pytest-drop-addopts"] is Source.CLI
                      else config_file)
-            raise ConfigProblem(where or "", "pytest-drop-addopts", f"{item!r} {problem}")
+            raise config_problem(where or "", "pytest-drop-addopts", f"{item!r} {problem}")
     return Options(values, sources, config_file)
 
 

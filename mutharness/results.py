@@ -16,7 +16,7 @@ from typing import Any
 
 from mutharness.anchors import Location, Position
 from mutharness.atomic import write_atomic
-from mutharness.errors import ExitCode, MutharnessError
+from mutharness.errors import ExitCode, MutharnessError, RecordedError, ResultsError
 from mutharness.paths import shown
 from mutharness.pins import Pin
 from mutharness.redfirst import RedFirst, red_first_from_json
@@ -90,18 +90,6 @@ class SpecResult:
         return bool(self.error) and not self.in_progress
 
 
-class RecordedError(MutharnessError):
-    """An error as a results file recorded it: its message and its exit code."""
-
-    def __init__(self, text: str, exit_code: ExitCode = ExitCode.ENVIRONMENT) -> None:
-        super().__init__(text, exit_code)
-        self.text = text
-        self.exit_code = exit_code
-
-    def message(self) -> str:
-        return self.text
-
-
 @dataclass(frozen=True)
 class RunResult:
     """A whole verify run."""
@@ -150,20 +138,6 @@ class RunResult:
         if any(not result.as_expected for result in self.mutation_results):
             return ExitCode.UNEXPECTED
         return ExitCode.OK
-
-
-class ResultsError(MutharnessError):
-    """A document that is not a results file of this schema, and the first thing wrong."""
-
-    exit_code = ExitCode.USAGE
-
-    def __init__(self, source: str, problem: str) -> None:
-        super().__init__(source, problem)
-        self.source = source
-        self.problem = problem
-
-    def message(self) -> str:
-        return f"{self.source} is not a mutharness results file: {self.problem}"
 
 
 def encodable(value: Any) -> Any:

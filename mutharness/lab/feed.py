@@ -11,24 +11,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from mutharness.errors import Interrupted, MutharnessError
+from mutharness.errors import FeedError, Interrupted
 from mutharness.lab.schedule import Item
 from mutharness.sweep import pid_alive
 
 POLL_S = 0.01  # how often a waiting worker looks for its next mutation
 LIVENESS_S = 1.0  # how often a waiting worker looks whether its parent is alive
-
-
-class FeedError(MutharnessError):
-    """A line of a worker's feed that is not a mutation of its run."""
-
-    def __init__(self, line: str, problem: str) -> None:
-        super().__init__(line, problem)
-        self.line = line
-        self.problem = problem
-
-    def message(self) -> str:
-        return f"the parent handed this worker {self.line!r}: {self.problem}"
 
 
 @dataclass(frozen=True)

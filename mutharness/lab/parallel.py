@@ -25,7 +25,15 @@ from pathlib import Path
 from typing import Any
 
 from mutharness import process
-from mutharness.errors import ForcedExit, Interrupted, MergeError, MutharnessError
+from mutharness.errors import (
+    ForcedExit,
+    Interrupted,
+    MergeError,
+    MutharnessError,
+    RecordedError,
+    ResultsError,
+    WorkerFailed,
+)
 from mutharness.lab.ending import Ending, recorded
 from mutharness.lab.events import Listener, Silent
 from mutharness.lab.feed import Feed
@@ -37,8 +45,6 @@ from mutharness.merge import notes_of
 from mutharness.paths import plain_name
 from mutharness.results import (
     MutationResult,
-    RecordedError,
-    ResultsError,
     RunResult,
     SpecResult,
     keep_previous,
@@ -180,17 +186,6 @@ class _Dispatch:
             self.owners[given] = worker
             self.given[worker.name].setdefault(given.spec, set()).add(given.index)
             worker.feed.give(given)
-
-
-class WorkerFailed(MutharnessError):
-    """A `-j` worker ended without the results asked of it, and how it ended."""
-
-    def __init__(self, problem: str) -> None:
-        super().__init__(problem)
-        self.problem = problem
-
-    def message(self) -> str:
-        return self.problem
 
 
 @dataclass(frozen=True)

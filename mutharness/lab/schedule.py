@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import mean
 
-from mutharness.results import ResultsError, SpecResult, read_results
+from mutharness.errors import ResultsError
+from mutharness.results import SpecResult, read_results
 from mutharness.spec import Spec
 
 UNKNOWN_S = 1.0  # the length of a run when no run of this run's specs has been timed

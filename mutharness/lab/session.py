@@ -9,12 +9,12 @@ from typing import Any
 
 from mutharness.digest import file_digest
 from mutharness.environment import tool_versions
-from mutharness.errors import BaselineError, MutharnessError
+from mutharness.errors import BaselineError, FeedError, MutharnessError
 from mutharness.lab.baseline import Baseline, SpecStopped, measure
 from mutharness.lab.bench import Notes, Runners, opened
 from mutharness.lab.ending import Ending, recorded
 from mutharness.lab.events import Listener, Phase
-from mutharness.lab.feed import Feed, FeedError
+from mutharness.lab.feed import Feed
 from mutharness.lab.logs import RUNS, RunLogs, shown
 from mutharness.lab.scenario import Lab, Scenario, run_scenario
 from mutharness.options import CONFIG_FILE, Options, project_inputs

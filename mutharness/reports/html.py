@@ -12,7 +12,7 @@ import json
 from html import escape
 from importlib import resources
 
-from mutharness.errors import MutharnessError
+from mutharness.errors import ElementsDamaged
 from mutharness.reports.stryker import stryker_report
 from mutharness.results import RunResult
 
@@ -21,24 +21,12 @@ ELEMENTS_FILE = f"mutation-test-elements-{ELEMENTS_VERSION}.js"
 ELEMENTS_SHA256 = "15ca2bd252303728405349e0df835ad20f1b2d2c11f5a076213e51931d777736"
 
 
-class ElementsDamaged(MutharnessError):
-    """The shipped copy of the web component is not the pinned one."""
-
-    def __init__(self, digest: str) -> None:
-        super().__init__(digest)
-        self.digest = digest
-
-    def message(self) -> str:
-        return (f"the shipped {ELEMENTS_FILE} has sha256 {self.digest}, not the pinned "
-                f"{ELEMENTS_SHA256}: reinstall mutharness")
-
-
 def elements_script() -> str:
     """The web component's code, checked against its pinned digest."""
     data = resources.files("mutharness").joinpath("reports", "vendor", ELEMENTS_FILE).read_bytes()
     digest = hashlib.sha256(data).hexdigest()
     if digest != ELEMENTS_SHA256:
-        raise ElementsDamaged(digest)
+        raise ElementsDamaged(ELEMENTS_FILE, digest, ELEMENTS_SHA256)
     return data.decode("utf-8")
 
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
-from mutharness.errors import ExitCode, MutharnessError
+from mutharness.errors import OlderResults
 from mutharness.reports.outcome import described
 from mutharness.results import MutationResult, RunResult, SpecResult, encodable
 from mutharness.runners import runner_kind
@@ -27,21 +27,6 @@ LANGUAGES = {".py": "python", ".pyi": "python", ".js": "javascript", ".mjs": "ja
              ".cjs": "javascript", ".ts": "typescript", ".mts": "typescript",
              ".cts": "typescript", ".jsx": "javascript", ".tsx": "typescript"}
 PLATFORMS = {"Linux": "linux", "Windows": "win32", "Darwin": "darwin"}
-
-
-class OlderResults(MutharnessError):
-    """A results file written before mutations were located to the column."""
-
-    exit_code = ExitCode.USAGE
-
-    def __init__(self, spec: str, mutation: int) -> None:
-        super().__init__(spec, mutation)
-        self.spec = spec
-        self.mutation = mutation
-
-    def message(self) -> str:
-        return (f"spec {self.spec}, mutation {self.mutation}: the results hold no column or "
-                "file text for it (they are older than the mutation report); run verify again")
 
 
 def mutant_id(spec: SpecResult, result: MutationResult) -> str:

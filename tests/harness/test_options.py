@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import Completed, Project
 
-from mutharness.errors import DirtyTreeError
-from mutharness.options import OPTIONS, ConfigProblem, Source, read_config, resolve
+from mutharness.errors import ConfigProblem, DirtyTreeError
+from mutharness.options import OPTIONS, Source, read_config, resolve
 
 Cli = Callable[..., Completed]
 

@@ -135,7 +135,8 @@ def test_a_feed_hands_over_whole_lines_only_and_ends(tmp_path: Path) -> None:
 
 
 def test_a_feed_line_that_is_not_a_mutation_is_an_error_naming_it(tmp_path: Path) -> None:
-    from mutharness.lab.feed import Feed, FeedError
+    from mutharness.errors import FeedError
+    from mutharness.lab.feed import Feed
 
     (tmp_path / "feed.jsonl").write_text('{"spec": "a", "index": "2"}\n', "utf-8")
 

@@ -10,8 +10,8 @@ from collections.abc import Callable
 import pytest
 from conftest import Completed, Project, default_spec
 
-from mutharness.errors import ExitCode
-from mutharness.results import ResultsError, read_results
+from mutharness.errors import ExitCode, ResultsError
+from mutharness.results import read_results
 
 Cli = Callable[..., Completed]
 MakeProject = Callable[..., Project]
