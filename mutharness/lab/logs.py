@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from mutharness.atomic import create_atomic, write_atomic
 from mutharness.paths import linked_parent, plain_name
+from mutharness.workspace import remove_path
 
 LOG_CAP = 256 * 1024  # bytes kept of one scenario's log: its first and last halves
 RUNS = "runs"  # under the run directory (.mutharness)
@@ -62,18 +61,6 @@ def shown(path: Path) -> str:
         return path.as_posix()
 
 
-def _remove(path: Path) -> None:
-    """Remove `path` whatever it is; a link is removed, never followed."""
-    try:
-        info = path.lstat()
-    except FileNotFoundError:
-        return
-    if stat.S_ISDIR(info.st_mode):
-        shutil.rmtree(path)
-    else:
-        path.unlink()
-
-
 @dataclass(frozen=True)
 class RunLogs:
     """The logs one verify keeps under `run_dir` (`.mutharness` of the user's repository)."""
@@ -87,16 +74,16 @@ class RunLogs:
         file) where a directory should be is removed itself, never followed."""
         runs = self.run_dir / RUNS
         if runs.is_symlink() or (runs.exists() and not runs.is_dir()):
-            _remove(runs)
+            remove_path(runs)
         directory = spec_directory(self.run_dir, spec_id)
         if mutations is None or directory.is_symlink() or not directory.is_dir():
-            _remove(directory)
+            remove_path(directory)
             return
         numbers = {f"mutant-{number}" for number in mutations}
         for path in directory.glob("*") if directory.is_dir() else ():
             if _FIXED.fullmatch(path.name) or path.name.removesuffix(".log").removesuffix(
                     "-again") in numbers:
-                _remove(path)
+                remove_path(path)
 
     def holds(self, path: str) -> bool:
         """Whether `path` (a run's `log_path`) is a log kept here."""

@@ -193,6 +193,14 @@ def recording(tmp_path_factory: pytest.TempPathFactory, name: str,
     return base
 
 
+def edit_json(path: Path, change: Callable[[dict[str, Any]], None]) -> Path:
+    """A test's edit of a JSON file it owns (a copied results file): `change` applied."""
+    document = json.loads(path.read_text("utf-8"))
+    change(document)
+    path.write_text(json.dumps(document), "utf-8")
+    return path
+
+
 def copy_recording(recorded: Path, into: Path) -> None:
     """A test's own copy of a recording: git repositories keep their HEAD and bytes."""
     from mutharness.atomic import copy_file  # never CopyFile2, which Wine lacks

@@ -6,11 +6,11 @@ import json
 import re
 import shutil
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import CALC, PYPROJECT, TEST_CALC, Completed, Project, default_spec, git, run_cli
+from conftest import CALC, Completed, Project, calc_project, git, recording, run_cli
 
 from mutharness.atomic import copy_file
 from mutharness.digest import file_digest
@@ -38,33 +38,21 @@ ADULT_SPEC = {
 }
 
 
+def _measure(base: Path) -> None:
+    project = calc_project(base / "repo")
+    project.write("src/adult.py", ADULT)
+    project.write("tests/test_adult.py", TEST_ADULT)
+    project.spec("adult", ADULT_SPEC)
+    project.commit("a second spec")
+    done = run_cli(project.root, "verify", "specs", "--evidence", "evidence")
+    assert done.code == 0, done.out + done.err
+    project.commit("evidence")
+
+
 @pytest.fixture(scope="module")
-def measured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def measured(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A repository with two specs, verified once with --evidence and the evidence committed."""
-    home = tmp_path_factory.mktemp("measured-home")
-    (home / ".gitconfig").write_text(
-        "[user]\n\tname = Fixture\n\temail = fixture@example.invalid\n"
-        "[init]\n\tdefaultBranch = main\n"
-    )
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("HOME", str(home))
-        patch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-        root = tmp_path_factory.mktemp("measured") / "repo"
-        root.mkdir()
-        git(root, "init", "-q")
-        project = Project(root)
-        project.write("pyproject.toml", PYPROJECT)
-        project.write("src/calc.py", CALC)
-        project.write("tests/test_calc.py", TEST_CALC)
-        project.write("src/adult.py", ADULT)
-        project.write("tests/test_adult.py", TEST_ADULT)
-        project.spec("calc", default_spec())
-        project.spec("adult", ADULT_SPEC)
-        project.commit("initial")
-        done = run_cli(root, "verify", "specs", "--evidence", "evidence")
-        assert done.code == 0, done.out + done.err
-        project.commit("evidence")
-        yield root
+    return recording(tmp_path_factory, "measured", _measure) / "repo"
 
 
 @pytest.fixture

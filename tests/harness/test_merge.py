@@ -15,6 +15,7 @@ from conftest import (
     Project,
     calc_project,
     copy_recording,
+    edit_json,
     git,
     recording,
     run_cli,
@@ -75,13 +76,6 @@ def shard(project: Project, cli: Cli, k: int, n: int) -> Path:
 def names(path: Path) -> dict[str, list[int]]:
     document = json.loads(path.read_text("utf-8"))
     return {spec["id"]: [m["index"] for m in spec["mutations"]] for spec in document["specs"]}
-
-
-def edit(path: Path, change: Callable[[dict[str, Any]], None]) -> Path:
-    document = json.loads(path.read_text("utf-8"))
-    change(document)
-    path.write_text(json.dumps(document), "utf-8")
-    return path
 
 
 def test_each_shard_runs_only_its_mutations_and_says_which(project: Project, cli: Cli) -> None:
@@ -148,15 +142,15 @@ def test_shards_of_different_commits_or_spec_bytes_are_refused(
     first = shard(project, cli, 1, 2)
     second = shard(project, cli, 2, 2)
     head = git(project.root, "rev-parse", "HEAD").strip()
-    edit(second, lambda d: d.update(commit="0" * 40))
+    edit_json(second, lambda d: d.update(commit="0" * 40))
 
     done = cli(project.root, "merge", str(first), str(second), *out_of(project))
 
     assert done.code == 2
     assert f"{second} is at commit {'0' * 40}, {first} at {head}" in done.err
 
-    edit(second, lambda d: d.update(commit=head))
-    edit(second, lambda d: d["shard"]["plan"][0].update(sha256="f" * 64))
+    edit_json(second, lambda d: d.update(commit=head))
+    edit_json(second, lambda d: d["shard"]["plan"][0].update(sha256="f" * 64))
     done = cli(project.root, "merge", str(first), str(second), *out_of(project))
     assert done.code == 2
     assert f"{second} plans another run than {first}" in done.err
@@ -170,7 +164,7 @@ def test_shards_whose_baselines_ran_other_tests_are_refused(project: Project, cl
         bounds = next(s for s in document["specs"] if s["id"] == "bounds")
         bounds["baseline"]["tests"].pop()
 
-    edit(second, drop_a_test)
+    edit_json(second, drop_a_test)
     done = cli(project.root, "merge", str(first), str(second), *out_of(project))
 
     assert done.code == 2
@@ -224,11 +218,11 @@ def test_shards_run_by_other_tools_are_refused_naming_them_but_not_where_python_
 ) -> None:
     first = shard(project, cli, 1, 2)
     second = shard(project, cli, 2, 2)
-    edit(second, lambda d: d["tool"].update(python_executable="/elsewhere/bin/python"))
+    edit_json(second, lambda d: d["tool"].update(python_executable="/elsewhere/bin/python"))
     assert cli(project.root, "merge", str(first), str(second),
                *out_of(project)).code == 0
 
-    edit(second, lambda d: d["tool"].update(pytest="7.4.4"))
+    edit_json(second, lambda d: d["tool"].update(pytest="7.4.4"))
     done = cli(project.root, "merge", str(first), str(second), *out_of(project))
     assert done.code == 2
     pytest_version = json.loads(first.read_text("utf-8"))["tool"]["pytest"]
@@ -239,7 +233,7 @@ def test_shards_run_by_other_tools_are_refused_naming_them_but_not_where_python_
 def test_shards_run_with_other_settings_are_refused(project: Project, cli: Cli) -> None:
     first = shard(project, cli, 1, 2)
     second = shard(project, cli, 2, 2)
-    edit(second, lambda d: d["settings"].update(changed={"timeout-floor": 99}))
+    edit_json(second, lambda d: d["settings"].update(changed={"timeout-floor": 99}))
 
     done = cli(project.root, "merge", str(first), str(second), *out_of(project))
 
@@ -252,7 +246,7 @@ def test_shards_whose_specs_were_named_in_another_order_still_merge(
 ) -> None:
     first = shard(project, cli, 1, 2)
     second = shard(project, cli, 2, 2)
-    edit(second, lambda d: d["shard"]["plan"].reverse())  # the specs named the other way
+    edit_json(second, lambda d: d["shard"]["plan"].reverse())  # the specs named the other way
 
     done = cli(project.root, "merge", str(first), str(second), *out_of(project))
 

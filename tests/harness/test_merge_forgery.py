@@ -14,6 +14,7 @@ from conftest import (
     calc_project,
     copy_recording,
     default_spec,
+    edit_json,
     git,
     recording,
     run_cli,
@@ -50,13 +51,6 @@ def project(recorded: Path, tmp_path: Path, git_home: Path) -> Project:
 def shards(project: Project) -> tuple[Path, Path]:
     """The recorded shards, copied beside `project`."""
     return project.root.parent / "shard-1.json", project.root.parent / "shard-2.json"
-
-
-def edit(path: Path, change: Callable[[dict[str, Any]], None]) -> Path:
-    document = json.loads(path.read_text("utf-8"))
-    change(document)
-    path.write_text(json.dumps(document), "utf-8")
-    return path
 
 
 def survivor(document: dict[str, Any]) -> dict[str, Any]:
@@ -99,7 +93,7 @@ def test_a_survivor_edited_into_a_caught_verdict_is_refused_naming_it(
     def forge(document: dict[str, Any]) -> None:
         survivor(document).update(verdict="CAUGHT", as_expected=True)
 
-    edit(holding_survivor(first, second), forge)
+    edit_json(holding_survivor(first, second), forge)
     done = merge(project, cli, first, second)
 
     assert done.code == 2
@@ -109,7 +103,7 @@ def test_a_survivor_edited_into_a_caught_verdict_is_refused_naming_it(
 
 def test_an_expectation_flag_edited_alone_is_refused(project: Project, cli: Cli) -> None:
     first, second = shards(project)
-    edit(holding_survivor(first, second), lambda d: survivor(d).update(as_expected=True))
+    edit_json(holding_survivor(first, second), lambda d: survivor(d).update(as_expected=True))
 
     done = merge(project, cli, first, second)
 
@@ -131,7 +125,7 @@ def test_an_expectation_edited_in_the_record_and_its_declaration_is_refused_by_t
                     record.update(expect_caught=False, as_expected=True)
 
     for path in (first, second):
-        edit(path, forge)
+        edit_json(path, forge)
     done = merge(project, cli, first, second)
 
     assert done.code == 2
@@ -151,7 +145,7 @@ def test_swapped_records_are_refused_though_their_indices_are_in_place(
         for key in ("verdict", "as_expected", "facts", "diff", "line", "end_line"):
             one[key], two[key] = two[key], one[key]
 
-    edit(out, swap)
+    edit_json(out, swap)
     done = merge(project, cli, out)
 
     assert done.code == 2
@@ -168,7 +162,7 @@ def test_a_baseline_edited_off_its_pinned_count_is_refused(project: Project, cli
                 spec["baseline"]["tests"].pop()
 
     for path in (first, second):  # every shard alike: no shard disagrees with another
-        edit(path, forge)
+        edit_json(path, forge)
     done = merge(project, cli, first, second)
 
     assert done.code == 2
@@ -216,7 +210,7 @@ def test_shards_whose_target_changed_at_the_named_commit_are_refused(
     project.commit("the target changed")
     for path in (first, second):  # as if measured here: only the target's bytes differ
         head = git(project.root, "rev-parse", "HEAD").strip()
-        edit(path, lambda d, head=head: d.update(commit=head))
+        edit_json(path, lambda d, head=head: d.update(commit=head))
 
     done = merge(project, cli, first, second)
 
@@ -229,7 +223,7 @@ def test_render_refuses_a_results_file_whose_verdict_was_edited_and_writes_nothi
 ) -> None:
     results = project.root.parent / "run.json"
     assert cli(project.root, "verify", "specs", "--json", str(results)).code == 1
-    edit(results, lambda d: survivor(d).update(verdict="CAUGHT", as_expected=True))
+    edit_json(results, lambda d: survivor(d).update(verdict="CAUGHT", as_expected=True))
     junit = project.root.parent / "junit.xml"
 
     done = cli(project.root, "render", str(results), "--junit", str(junit))
@@ -252,5 +246,5 @@ def test_shards_run_with_first_failure_merge_and_lose_that_right_when_their_sett
 
     assert merge(project, cli, out).code == 0
 
-    edit(out, lambda d: d["settings"]["values"].update({"first-failure": False}))
+    edit_json(out, lambda d: d["settings"]["values"].update({"first-failure": False}))
     assert merge(project, cli, out).code == 2
