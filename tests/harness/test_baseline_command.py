@@ -9,7 +9,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import NODE_FIXTURE, Completed, Project, default_spec, git
+from conftest import (
+    NODE_FIXTURE,
+    Completed,
+    Project,
+    calc_project,
+    copy_recording,
+    default_spec,
+    git,
+    recording,
+    run_cli,
+)
 
 ProjectFactory = Callable[..., Project]
 Cli = Callable[..., Completed]
@@ -155,10 +165,8 @@ def test_baseline_measures_node_specs_as_node_counts_them(node_project: Path, cl
 # -- --since ---------------------------------------------------------------------------
 
 
-def since_project(make_project: ProjectFactory, cli: Cli) -> tuple[Project, str]:
-    """Two specs over different tests and targets, each with a record of its last run (its
-    evidence, committed), and the commit they were recorded at."""
-    project = make_project(spec=default_spec(mutations=[LOW]))
+def _record_since(base: Path) -> None:
+    project = calc_project(base / "repo", default_spec(mutations=[LOW]))
     project.write("src/other.py", "def double(x):\n    return 2 * x\n")
     project.write("tests/test_other.py",
                   "from other import double\n\n\ndef test_double():\n    assert double(3) == 6\n")
@@ -166,7 +174,22 @@ def since_project(make_project: ProjectFactory, cli: Cli) -> tuple[Project, str]
                            "mutations": [{"name": "double adds", "file": "src/other.py",
                                           "anchor": "2 * x", "replacement": "2 + x"}]})
     project.commit("a second spec")
-    return project, recorded(project, cli)
+    recorded(project, run_cli)
+
+
+@pytest.fixture(scope="session")
+def since_recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Made once a session: two specs over different tests and targets, each with a record
+    of its last run (its evidence, committed by a real verify)."""
+    return recording(tmp_path_factory, "since", _record_since)
+
+
+@pytest.fixture
+def since(since_recording: Path, tmp_path: Path, git_home: Path) -> tuple[Project, str]:
+    """This test's copy of the recording, and the commit its records were made at."""
+    copy_recording(since_recording, tmp_path)
+    project = Project(tmp_path / "repo")
+    return project, git(project.root, "rev-parse", "HEAD").strip()
 
 
 @pytest.mark.parametrize(("change", "selected"), [
@@ -179,9 +202,9 @@ def since_project(make_project: ProjectFactory, cli: Cli) -> tuple[Project, str]
     ("README.md", []),
 ], ids=["target", "test-file", "spec", "conftest", "config", "helper", "unrelated"])
 def test_since_selects_exactly_the_affected_specs(
-    make_project: ProjectFactory, cli: Cli, change: str, selected: list[str]
+    since: tuple[Project, str], cli: Cli, change: str, selected: list[str]
 ) -> None:
-    project, base = since_project(make_project, cli)
+    project, base = since
     path = project.root / change
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     if change.endswith(".json"):
@@ -213,9 +236,9 @@ def test_since_selects_exactly_the_affected_specs(
 
 
 def test_since_counts_uncommitted_and_untracked_changes(
-    make_project: ProjectFactory, cli: Cli
+    since: tuple[Project, str], cli: Cli
 ) -> None:
-    project, base = since_project(make_project, cli)
+    project, base = since
     project.write("src/other.py", "def double(x):\n    return 2 * x  # edited\n")
 
     done = cli(project.root, "baseline", "--since", base, "--allow-dirty")
@@ -227,9 +250,9 @@ def test_since_counts_uncommitted_and_untracked_changes(
 
 
 def test_since_a_revision_this_clone_lacks_says_what_to_fetch(
-    make_project: ProjectFactory, cli: Cli, tmp_path: Path
+    since: tuple[Project, str], cli: Cli, tmp_path: Path
 ) -> None:
-    project, base = since_project(make_project, cli)
+    project, base = since
     project.write("src/other.py", "def double(x):\n    return 2 * x  # the head\n")
     project.commit("the head")
     shallow = tmp_path / "shallow"
