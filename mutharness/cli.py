@@ -590,7 +590,7 @@ def render(results: Path, out_dir: Path | None, template_dir: Path | None,
                                + "\n  ".join(forged))
         problem = results_problem(document)  # evidence is of whole runs; reports say any run
         if problem is not None and out_dir is not None:
-            raise InputProblem(f"{results} is not a mutharness results file: {problem}")
+            raise ResultsError(str(results), problem)
         documents = evidence_documents(document, out_dir, template_dir) if out_dir else None
         rendered = reports.render(document)  # every report is rendered before one is written
         written = write_documents(out_dir, documents) if out_dir and documents else ()
