@@ -21,6 +21,7 @@ _RESERVED = frozenset(
 )
 _WINDOWS_FORBIDDEN = frozenset('<>"|?*')
 MAX_PATH_CHARS = 1024
+WORKSPACE_PREFIX = "mh-"  # a workspace directory's name begins so (made, swept, pruned)
 _NOT_PLAIN = re.compile(r"[^A-Za-z0-9._-]")
 # What a terminal obeys or breaks a line at: C0 and C1 controls, DEL, the Unicode line and
 # paragraph separators, and the bidirectional overrides and isolates.

@@ -16,10 +16,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+from mutharness.paths import WORKSPACE_PREFIX
 from mutharness.process import kill_in_workspace
 from mutharness.workspace import MARKER, remove_workspace_dir
-
-PREFIX = "mh-"
 
 
 def pid_alive(pid: int) -> bool:
@@ -83,7 +82,7 @@ def _ours(info: os.stat_result) -> bool:
 def stale_workspaces(temp_dir: Path) -> tuple[Path, ...]:
     """The `mh-*` workspaces in `temp_dir` that this user's dead runs on this host left."""
     try:
-        entries = sorted(temp_dir.glob(f"{PREFIX}*"))
+        entries = sorted(temp_dir.glob(f"{WORKSPACE_PREFIX}*"))
     except OSError:
         return ()
     stale: list[Path] = []

@@ -17,7 +17,7 @@ from typing import Any
 from mutharness.atomic import copy_file, copy_tree, write_atomic
 from mutharness.digest import TreeState
 from mutharness.errors import EnvironmentProblem, GitError, WorkspaceError
-from mutharness.paths import linked_parent, shown
+from mutharness.paths import WORKSPACE_PREFIX, linked_parent, shown
 from mutharness.signals import deferred as _signals_deferred
 
 MIN_GIT = (2, 30)
@@ -655,7 +655,7 @@ class Workspace:
         cls, source: SourceRepo, temp_dir: Path, include: tuple[str, ...] = ()
     ) -> Workspace:
         """Check `source.head` out under `temp_dir`; overlay `include`d uncommitted paths."""
-        base = marked_directory(temp_dir, "mh-")
+        base = marked_directory(temp_dir, WORKSPACE_PREFIX)
         workspace = cls(base, base / "repo")
         try:
             workspace._materialise(source, include)

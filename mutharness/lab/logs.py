@@ -27,6 +27,12 @@ RUNS = "runs"  # under the run directory (.mutharness)
 _FIXED = re.compile(r"(collect|baseline-\d+)\.log")
 
 
+def mutant_scenario(number: int) -> str:
+    """The name of mutation `number`'s run (1-based, as the console numbers it): its scratch
+    directory and its kept log's name."""
+    return f"mutant-{number}"
+
+
 def spec_directory(run_dir: Path, spec_id: str) -> Path:
     """Where spec `spec_id`'s logs are kept: a plain name, whatever the id holds."""
     return run_dir / RUNS / plain_name(spec_id)
@@ -79,7 +85,7 @@ class RunLogs:
         if mutations is None or directory.is_symlink() or not directory.is_dir():
             remove_path(directory)
             return
-        numbers = {f"mutant-{number}" for number in mutations}
+        numbers = {mutant_scenario(number) for number in mutations}
         for path in directory.glob("*") if directory.is_dir() else ():
             if _FIXED.fullmatch(path.name) or path.name.removesuffix(".log").removesuffix(
                     "-again") in numbers:

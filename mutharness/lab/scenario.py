@@ -10,7 +10,7 @@ from pathlib import Path
 from mutharness.anchors import Splice, locate, unified_diff
 from mutharness.errors import WorkspaceError
 from mutharness.lab.events import Listener, Phase
-from mutharness.lab.logs import RunLogs
+from mutharness.lab.logs import RunLogs, mutant_scenario
 from mutharness.paths import plain_name
 from mutharness.runners.base import RunFacts, Runner, RunRequest
 from mutharness.signals import deferred
@@ -64,7 +64,7 @@ class Scenario:
         cls, spec: Spec, mutation: Mutation, timeout_s: float, first_failure: bool = False,
     ) -> Scenario:
         """The run of one mutant; with `first_failure` it stops at its first failing test."""
-        return cls(spec, Kind.MUTANT, f"mutant-{mutation.number}", timeout_s, mutation,
+        return cls(spec, Kind.MUTANT, mutant_scenario(mutation.number), timeout_s, mutation,
                    first_failure)
 
     def again(self) -> Scenario:

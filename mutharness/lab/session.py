@@ -399,12 +399,17 @@ class Session:
             ):
                 break
 
+    @property
+    def _own_run(self) -> bool:
+        """A run of its own: neither a -j worker's part nor a TIMEOUT's re-run alone."""
+        return self.plan.feed is None and self.plan.only is None
+
     def logs(self) -> RunLogs:
         """Where this run keeps its scenarios' logs; a run of its own (neither a -j worker
         nor a TIMEOUT's re-run alone) first clears what its specs' earlier runs kept there."""
         plan = self.plan
         logs = RunLogs(plan.source.run_dir, replace=plan.feed is None)
-        if plan.feed is None and plan.only is None:
+        if self._own_run:
             for spec, mutations in self._planned():
                 logs.clear(spec.id, None if self.sharded is None
                            else [mutation.number for mutation in mutations])
@@ -416,7 +421,7 @@ class Session:
         ending = Ending()
         with recorded(ending, lambda: self.doing):
             self.doing = "writing the results file"
-            if plan.feed is None and plan.only is None:
+            if self._own_run:
                 keep_previous(plan.json_path)  # the last complete results outlive this run
             self.save()  # from now on the file is this run's, never an earlier one's
             self.doing = "clearing the logs of the specs' earlier runs"

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, TextIO
 import click
 
 from mutharness.errors import ExitCode, MutharnessError, OutputClosed
-from mutharness.lab.logs import log_file, spec_directory
+from mutharness.lab.logs import log_file, mutant_scenario, spec_directory
 from mutharness.paths import visible
 from mutharness.pins import Pin, PinState
 from mutharness.redfirst import Pairing, RedFirst
@@ -347,7 +347,7 @@ class Console:
             self.line(f"      {self.glyphs.arrow} and {more} more (all in the results file)",
                       "bright_black")
         if not result.verdict.is_evidence and self.run_dir is not None:
-            log = log_file(self.run_dir, spec.id, f"mutant-{result.mutation.number}")
+            log = log_file(self.run_dir, spec.id, mutant_scenario(result.mutation.number))
             if log.is_file():
                 self.line(f"      {self.glyphs.arrow} log: {_shown(str(log))}", "bright_black")
 

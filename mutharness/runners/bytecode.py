@@ -9,7 +9,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-WORKSPACE_PREFIX = "mh-"  # as `sweep.PREFIX`: the names of workspace directories
+from mutharness.paths import WORKSPACE_PREFIX
 
 
 def user_cache_root(environ: Mapping[str, str], platform: str = sys.platform) -> Path | None:
