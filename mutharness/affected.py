@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from mutharness.paths import repo_path
-from mutharness.runners import runner_kind
+from mutharness.runners.registry import runner_kind
 from mutharness.spec import Spec
 
 # configuration a test run reads wherever it sits: any change to one selects every spec

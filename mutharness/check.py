@@ -14,7 +14,7 @@ from typing import Final, Protocol
 from mutharness.anchors import Splice, locate
 from mutharness.errors import SpecError, SpecProblem
 from mutharness.paths import linked_parent
-from mutharness.runners import runner_kind
+from mutharness.runners.registry import runner_kind
 from mutharness.spec import Mutation, Spec, read_specs
 from mutharness.workspace import REGULAR_MODES, SourceRepo, status_paths
 

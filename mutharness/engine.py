@@ -39,7 +39,7 @@ from mutharness.paths import repo_path
 from mutharness.pins import Pin
 from mutharness.redfirst import RedFirst
 from mutharness.results import RunResult, keep_previous, write_red_first, write_results
-from mutharness.runners import RUNNERS, detected, runner_kind
+from mutharness.runners.registry import RUNNERS, detected, runner_kind
 from mutharness.shards import Shard, ShardPlan
 from mutharness.skips import SkipRules, load_policy, this_platform
 from mutharness.spec import Spec, display_name

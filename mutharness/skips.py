@@ -10,8 +10,8 @@ from typing import Any
 
 from mutharness.digest import file_digest
 from mutharness.errors import SpecError, SpecProblem
-from mutharness.runners import runner_kind
 from mutharness.runners.base import Outcome, RunFacts, TestOutcome
+from mutharness.runners.registry import runner_kind
 
 POLICY_FILE = "specs/platform-skips.json"
 POLICY_VERSION = 1

@@ -14,7 +14,7 @@ from typing import Any
 
 from mutharness.errors import SpecError, SpecProblem
 from mutharness.paths import path_problem
-from mutharness.runners import RUNNERS, detected
+from mutharness.runners.registry import RUNNERS, detected
 
 MAX_SPEC_BYTES = 1024 * 1024
 MAX_DEPTH = 32

@@ -12,8 +12,8 @@ from mutharness.lab.events import Listener, Phase
 from mutharness.lab.logs import RunLogs
 from mutharness.lab.scenario import Lab
 from mutharness.options import Options
-from mutharness.runners import RunnerSetup, runner_kind
 from mutharness.runners.base import Isolation, Runner
+from mutharness.runners.making import RunnerSetup, make_runner
 from mutharness.spec import Spec
 from mutharness.workspace import SourceRepo, Workspace
 
@@ -29,7 +29,7 @@ class Runners:
     def __call__(self, spec: Spec) -> Runner:
         runner = self.started.get(spec.runner)
         if runner is None:
-            runner = runner_kind(spec.runner).create(self.setup)
+            runner = make_runner(spec.runner, self.setup)
             self.started[spec.runner] = runner  # closed even if start fails
             self.versions |= runner.start()
         return runner

@@ -26,8 +26,8 @@ from mutharness.results import (
     keep_previous,
     write_results,
 )
-from mutharness.runners import runner_kind
 from mutharness.runners.base import RunFacts, SpecFiles
+from mutharness.runners.registry import runner_kind
 from mutharness.shards import Shard, ShardPlan
 from mutharness.skips import SkipRules
 from mutharness.spec import Mutation, Spec

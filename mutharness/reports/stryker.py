@@ -11,7 +11,7 @@ from typing import Any
 from mutharness.errors import OlderResults
 from mutharness.reports.outcome import described
 from mutharness.results import MutationResult, RunResult, SpecResult, encodable
-from mutharness.runners import runner_kind
+from mutharness.runners.registry import runner_kind
 from mutharness.verdict import Verdict
 
 SCHEMA_VERSION = "2"

@@ -6,7 +6,8 @@ import dataclasses
 from typing import Any
 
 from mutharness.runners.base import ReportState, RunFacts
-from mutharness.runners.pytest import NAME, PytestFacts, exit_meaning
+from mutharness.runners.pytest.rules import NAME
+from mutharness.runners.pytest.runner import PytestFacts, exit_meaning
 
 
 def pytest_facts(**changes: Any) -> RunFacts:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -13,8 +12,8 @@ from conftest import Project
 from mutharness.lab import bench
 from mutharness.lab.events import Silent
 from mutharness.options import resolve
-from mutharness.runners import runner_kind
 from mutharness.runners.base import Runner
+from mutharness.runners.making import RunnerSetup, make_runner
 from mutharness.spec import load_specs
 from mutharness.workspace import configure_git, open_source
 
@@ -25,10 +24,9 @@ def test_a_runner_that_fails_to_close_leaves_no_workspace_behind(
     project = make_project()
     specs = load_specs([project.root / "specs/calc.json"])
     source = open_source(project.root, configure_git(os.environ["PATH"]))
-    real = runner_kind("pytest")
 
-    def failing_close(setup: object) -> Runner:
-        runner = real.create(setup)  # type: ignore[arg-type]
+    def failing_close(name: str, setup: RunnerSetup) -> Runner:
+        runner = make_runner(name, setup)
 
         def close() -> None:
             raise OSError("the runner's server would not stop")
@@ -36,8 +34,7 @@ def test_a_runner_that_fails_to_close_leaves_no_workspace_behind(
         runner.close = close  # type: ignore[method-assign]
         return runner
 
-    kind = dataclasses.replace(real, create=failing_close)
-    monkeypatch.setattr(bench, "runner_kind", lambda name: kind)
+    monkeypatch.setattr(bench, "make_runner", failing_close)
     temp = tmp_path / "tmp"
     temp.mkdir()
 

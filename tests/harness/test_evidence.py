@@ -524,7 +524,7 @@ def test_documents_get_the_permissions_of_any_new_file_under_the_umask(tmp_path:
 def test_the_templates_and_the_node_reporter_ship_as_package_data() -> None:
     templates = resources.files("mutharness").joinpath("reports", "templates")
 
-    assert resources.files("mutharness").joinpath("runners", "_node_reporter.mjs").is_file()
+    assert resources.files("mutharness").joinpath("runners", "node", "_reporter.mjs").is_file()
 
     assert templates.joinpath("spec.md.j2").is_file()
     assert templates.joinpath("index.md.j2").is_file()

@@ -13,7 +13,7 @@ from mutharness.errors import ExitCode, SpecError
 from mutharness.pins import Pin, PinState, exit_code
 from mutharness.redfirst import Pairing, RedFirst, pair
 from mutharness.runners.base import Outcome, ReportState, RunExit, TestOutcome
-from mutharness.runners.pytest import covers, split_id
+from mutharness.runners.pytest.rules import covers, split_id
 from mutharness.skips import count_skips, parse_policy
 from mutharness.spec import Mutation, Spec
 from mutharness.verdict import baseline_problem, run_problem
@@ -272,7 +272,7 @@ def test_a_module_that_skips_as_a_whole_without_the_fix_is_a_load_error() -> Non
 
 
 def test_a_directory_entry_watches_for_a_conftest_in_every_directory_below_it() -> None:
-    from mutharness.runners.pytest import config_candidates
+    from mutharness.runners.pytest.rules import config_candidates
 
     found = config_candidates(("tests",), frozenset({"tests/test_a.py", "tests/sub/test_b.py"}))
 

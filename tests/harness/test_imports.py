@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 from conftest import wine_cannot
 
-from mutharness._startup import WorkspaceFirst
 from mutharness.imports import (
     ImportRecord,
     Loaded,
@@ -26,6 +25,7 @@ from mutharness.imports import (
     read_record,
     shadowed,
 )
+from mutharness.runners.pytest._startup import WorkspaceFirst
 
 
 def tree(root: Path, *files: str) -> Path:

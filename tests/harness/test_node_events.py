@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from mutharness.atomic import copy_file
-from mutharness.runners import node_events
-from mutharness.runners.node_events import NodeEvents, NodeTest, read_events
+from mutharness.runners.node import events as node_events
+from mutharness.runners.node.events import NodeEvents, NodeTest, read_events
 
 NODE = shutil.which("node")  # from PATH: PATH=<node 24 bin>:$PATH switches the version
-REPORTER = Path(node_events.__file__).with_name("_node_reporter.mjs")
+REPORTER = Path(node_events.__file__).with_name("_reporter.mjs")
 # approved for win32 in specs/platform-skips.json, with exactly this reason
 NULL_DEVICE_REASON = (
     "POSIX only: node 22's fsync of /dev/null fails there; Windows' nul device is another case"

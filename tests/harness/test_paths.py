@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mutharness.paths import MAX_PATH_CHARS, path_problem
-from mutharness.runners.pytest import entry_problem
+from mutharness.runners.pytest.rules import entry_problem
 
 GOOD_PATHS = [
     "src/toolwire/gate.py",

@@ -20,7 +20,7 @@ from conftest import (
     pip,
 )
 
-from mutharness.runners.pytest import MIN_PYTEST
+from mutharness.runners.pytest.runner import MIN_PYTEST
 
 ProjectFactory = Callable[..., Project]
 VenvFactory = Callable[..., Venv]

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from mutharness.runners.base import Outcome, ReportState
-from mutharness.runners.pytest import _outcomes, read_report
+from mutharness.runners.pytest.runner import _outcomes, read_report
 
 
 def report(tmp_path: Path, *tests: dict[str, Any], exitcode: int = 0) -> Path:

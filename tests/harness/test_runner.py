@@ -24,7 +24,7 @@ from conftest import (
 
 from mutharness.errors import EnvironmentProblem
 from mutharness.runners.base import ReportState, RunRequest
-from mutharness.runners.pytest import PytestRunner, probe_interpreter
+from mutharness.runners.pytest.runner import PytestRunner, probe_interpreter
 
 pytestmark = pytest.mark.skipif(
     sys.platform == "win32", reason="builds POSIX venv layouts (bin/python) and shell stand-ins"

@@ -14,7 +14,6 @@ from typing import Any
 
 from mutharness import process
 from mutharness.errors import EnvironmentProblem, MutharnessError
-from mutharness.paths import path_problem
 from mutharness.runners.base import (
     Isolation,
     Outcome,
@@ -26,14 +25,13 @@ from mutharness.runners.base import (
     TestOutcome,
     log_tail,
 )
-from mutharness.runners.node_events import SEPARATOR, NodeEvents, read_events
+from mutharness.runners.node.events import NodeEvents, read_events
+from mutharness.runners.node.rules import NAME
 from mutharness.runners.sandbox import sandboxed
 
-NAME = "node"
-SUFFIXES = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts")
 MIN_NODE = 20  # the first node whose `node --test` reports what the reporter reads
 EVENTS = "MUTHARNESS_NODE_EVENTS"  # where the reporter writes its records (see the reporter)
-REPORTER = "_node_reporter.mjs"
+REPORTER = "_reporter.mjs"
 PROBE_TIMEOUT_S = 60.0
 # Inherited as they are: what finds programs and what Windows needs to start a process at all.
 KEPT = frozenset({
@@ -46,68 +44,6 @@ _OUTCOMES = {
     "passed": Outcome.PASSED, "failed": Outcome.FAILED, "skipped": Outcome.SKIPPED,
     "todo": Outcome.TODO, "cancelled": Outcome.CANCELLED,
 }
-
-
-def entry_problem(entry: str) -> str | None:
-    """Why a `tests` entry (a file or directory for `node --test`) is unsafe to pass to node."""
-    if entry.startswith("-"):
-        return "starts with '-' and would be read as a command-line option"
-    if "::" in entry:
-        return "holds '::' (a pytest node id); node specs name test files"
-    problem = path_problem(entry.rstrip("/") if entry.endswith("/") else entry)
-    return None if problem is None else f"path {entry!r} {problem}"
-
-
-def entry_path(entry: str) -> str:
-    """The repo-relative file or directory a `tests` entry names."""
-    return entry.rstrip("/")
-
-
-def split_id(nodeid: str) -> tuple[str, str]:
-    """A test id's (file, name): `test/a.test.js > suite > test` -> the file and
-    `suite > test`."""
-    file, _, name = nodeid.partition(SEPARATOR)
-    return file, name
-
-
-def covers(entries: Sequence[str], file: str, name: str) -> bool:
-    """Whether running `entries` runs a test of `file` (the file, or a directory above it)."""
-    del name  # node runs whole files
-    return any(
-        file == entry_path(entry) or file.startswith(entry_path(entry) + "/")
-        for entry in entries
-    )
-
-
-def is_test_module(path: str) -> bool:
-    """node's default test file names: `*.test.js`, `*-test.js`, `*_test.js`, `test-*.js`,
-    `test.js` (and the other JS/TS suffixes)."""
-    name = path.rsplit("/", 1)[-1]
-    stem = next((name[: -len(suffix)] for suffix in SUFFIXES if name.endswith(suffix)), None)
-    if stem is None:
-        return False
-    return stem == "test" or stem.startswith("test-") or stem.endswith(
-        (".test", "-test", "_test")
-    )
-
-
-def config_candidates(tests: Sequence[str], tracked: frozenset[str]) -> tuple[str, ...]:
-    """Every `package.json` path on the way from the root to each entry, and in a directory
-    entry and below it (its `type` decides how node loads the files)."""
-    found: set[str] = set()
-    for entry in tests:
-        path = entry_path(entry)
-        parts = path.split("/")
-        found.update("/".join([*parts[:depth], "package.json"]) for depth in range(len(parts)))
-        if path not in tracked:  # a directory entry
-            below = {item.rsplit("/", 1)[0] for item in tracked if item.startswith(f"{path}/")}
-            found.update(f"{directory}/package.json" for directory in below | {path})
-    return tuple(sorted(found))
-
-
-def config_inputs(tests: Sequence[str], tracked: frozenset[str]) -> tuple[str, ...]:
-    """The tracked ones of `config_candidates`."""
-    return tuple(path for path in config_candidates(tests, tracked) if path in tracked)
 
 
 @dataclass(frozen=True)
@@ -275,7 +211,7 @@ class NodeRunner:
         scratch = request.scratch
         reporter = scratch / REPORTER
         reporter.write_bytes(
-            resources.files("mutharness.runners").joinpath(REPORTER).read_bytes()
+            resources.files("mutharness.runners.node").joinpath(REPORTER).read_bytes()
         )
         events_path = scratch / "events.jsonl"
         result = process.run(

@@ -1,4 +1,4 @@
-"""Read the JSONL events file that the node test reporter `_node_reporter.mjs` writes."""
+"""Read the JSONL events file that the node test reporter `_reporter.mjs` writes."""
 
 from __future__ import annotations
 

@@ -1,0 +1,1 @@
+"""The node runner: its rules (pure), the runner, and what it ships into a run."""
