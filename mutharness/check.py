@@ -11,11 +11,11 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Final, Protocol
 
-from mutharness.anchors import Splice, locate
 from mutharness.errors import SpecError, SpecProblem
+from mutharness.model.anchors import Splice, locate
+from mutharness.model.spec import Mutation, Spec, read_specs
 from mutharness.paths import linked_parent
 from mutharness.runners.registry import runner_kind
-from mutharness.spec import Mutation, Spec, read_specs
 from mutharness.workspace import REGULAR_MODES, SourceRepo, status_paths
 
 MAX_TARGET_BYTES = 16 * 1024 * 1024  # a target is source text, read whole: bounded

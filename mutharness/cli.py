@@ -32,10 +32,10 @@ from mutharness.options import OPTIONS, Kind, Option
 from mutharness.signals import exit_status, interrupts
 
 if TYPE_CHECKING:
-    from mutharness.rederive import Tree
+    from mutharness.model.rederive import Tree
+    from mutharness.model.results import RunResult
     from mutharness.reports.console import Console
     from mutharness.reports.outputs import Reports
-    from mutharness.results import RunResult
     from mutharness.workspace import SourceRepo
 
 EXIT_CODES_HELP = "Exit codes: " + "; ".join(
@@ -129,7 +129,7 @@ def _tree(source: SourceRepo, commit: str, dirty: tuple[str, ...],
           working: bool = False) -> Tree:
     """`commit`'s bytes of each path (the working tree's for the paths a dirty run took from
     it, or for every path when `working`), never read through a link."""
-    from mutharness.rederive import TreeBytes
+    from mutharness.model.rederive import TreeBytes
     from mutharness.workspace import status_paths
 
     taken = set(status_paths(dirty))
@@ -182,7 +182,7 @@ def _with_options(command: Command) -> Command:
 
 def _default_specs(what: str) -> tuple[Path, ...]:
     """`specs/` at the repository root, for a command given no SPEC."""
-    from mutharness.spec import display_name
+    from mutharness.model.spec import display_name
 
     source, _ = _open_repository()
     default = source.root / "specs"
@@ -301,7 +301,7 @@ def verify(
 
     def checked() -> Any:
         """The run's settings, once the command line is known to be one that can run."""
-        from mutharness.shards import Shard
+        from mutharness.model.shards import Shard
 
         if not specs and since is None:
             raise SpecError((SpecProblem("verify", "", "name the SPEC files or directories to "
@@ -458,7 +458,7 @@ def baseline_command(
 
     def body() -> int:
         from mutharness.engine import baseline
-        from mutharness.pins import exit_code, summary
+        from mutharness.model.pins import exit_code, summary
 
         if all_specs and specs:
             raise SpecError((SpecProblem("baseline", "", "name SPEC files or --all, not both"),))
@@ -572,11 +572,11 @@ def render(results: Path, out_dir: Path | None, template_dir: Path | None,
            html_path: Path | None) -> None:
     """Re-render evidence (and reports) from a saved RESULTS file; never reruns tests."""
     from mutharness.errors import ResultsError
-    from mutharness.rederive import run_problems
+    from mutharness.model.rederive import run_problems
+    from mutharness.model.results import read_results
     from mutharness.reports.console import Console
     from mutharness.reports.evidence import evidence_documents, results_problem, write_documents
     from mutharness.reports.outputs import Reports
-    from mutharness.results import read_results
 
     console = Console()
     reports = Reports(junit_path, summary_path, stryker_path, html_path)
@@ -629,10 +629,10 @@ def merge_command(
     what its recorded facts give, and that they are a run of this checkout (HEAD, or the
     commit --commit names: its spec bytes and the files the verdicts depend on). Exits as
     verify would have for the whole run."""
-    from mutharness.merge import merge
+    from mutharness.model.merging import merge
+    from mutharness.model.results import read_results, write_results
     from mutharness.reports.console import Console
     from mutharness.reports.outputs import Reports
-    from mutharness.results import read_results, write_results
 
     console = Console()
     try:
@@ -668,7 +668,7 @@ def check(specs: tuple[Path, ...], suggest: bool, since: str | None) -> None:
     try:
         source, console = _open_repository()
         from mutharness.check import check_spec_files
-        from mutharness.spec import display_name, read_specs
+        from mutharness.model.spec import display_name, read_specs
 
         paths = _expand(specs or _default_specs("to check (mutharness check path/to/spec.json)"))
         display = [display_name(path, source.root) for path in paths]

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from mutharness.affected import Records, Selection, fix_files, select
 from mutharness.check import Committed, check_spec_files, tracked_with
 from mutharness.errors import (
     DirtyTreeError,
@@ -26,6 +25,13 @@ from mutharness.lab.pinning import measure_pins
 from mutharness.lab.redfirst import Proof, prove
 from mutharness.lab.session import Plan, Session
 from mutharness.lock import repository_lock
+from mutharness.model.affected import Records, Selection, fix_files, select
+from mutharness.model.pins import Pin
+from mutharness.model.redfirst import RedFirst
+from mutharness.model.results import RunResult, keep_previous, write_red_first, write_results
+from mutharness.model.shards import Shard, ShardPlan
+from mutharness.model.skips import SkipRules, load_policy, this_platform
+from mutharness.model.spec import Spec, display_name
 from mutharness.options import (
     ConfigReader,
     Options,
@@ -36,13 +42,7 @@ from mutharness.options import (
     working_tree,
 )
 from mutharness.paths import repo_path
-from mutharness.pins import Pin
-from mutharness.redfirst import RedFirst
-from mutharness.results import RunResult, keep_previous, write_red_first, write_results
 from mutharness.runners.registry import RUNNERS, detected, runner_kind
-from mutharness.shards import Shard, ShardPlan
-from mutharness.skips import SkipRules, load_policy, this_platform
-from mutharness.spec import Spec, display_name
 from mutharness.sweep import sweep_stale_workspaces
 from mutharness.workspace import (
     REGULAR_MODES,

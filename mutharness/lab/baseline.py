@@ -7,11 +7,11 @@ from dataclasses import dataclass
 
 from mutharness.errors import BaselineError, MutharnessError, WorkspaceError
 from mutharness.lab.scenario import Lab, Ran, Scenario, prove, run_scenario
-from mutharness.pins import Pin
+from mutharness.model.pins import Pin
+from mutharness.model.skips import SkipCount, SkipRules
+from mutharness.model.spec import Spec
+from mutharness.model.verdict import baseline_problem, run_problem, unstable_tests
 from mutharness.runners.base import RunFacts
-from mutharness.skips import SkipCount, SkipRules
-from mutharness.spec import Spec
-from mutharness.verdict import baseline_problem, run_problem, unstable_tests
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,10 @@ from mutharness.errors import ForcedExit
 from mutharness.lab.events import Listener, Phase
 from mutharness.lab.logs import RunLogs
 from mutharness.lab.scenario import Lab
+from mutharness.model.spec import Spec
 from mutharness.options import Options
 from mutharness.runners.base import Isolation, Runner
 from mutharness.runners.making import RunnerSetup, make_runner
-from mutharness.spec import Spec
 from mutharness.workspace import SourceRepo, Workspace
 
 

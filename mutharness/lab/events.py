@@ -7,13 +7,13 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from mutharness.affected import Selection
     from mutharness.errors import MutharnessError
     from mutharness.lab.redfirst import Proof
-    from mutharness.results import MutationResult
+    from mutharness.model.affected import Selection
+    from mutharness.model.results import MutationResult
+    from mutharness.model.shards import ShardPlan
+    from mutharness.model.spec import Mutation, Spec
     from mutharness.runners.base import RunFacts
-    from mutharness.shards import ShardPlan
-    from mutharness.spec import Mutation, Spec
     from mutharness.workspace import SourceRepo
 
 

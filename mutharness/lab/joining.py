@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import replace
 
-from mutharness.merge import joined
-from mutharness.results import RunResult, SpecResult
-from mutharness.spec import Spec
+from mutharness.model.merging import joined
+from mutharness.model.results import RunResult, SpecResult
+from mutharness.model.spec import Spec
 
 Given = Mapping[str, Mapping[str, Set[int]]]  # per worker's file: spec id -> indices
 

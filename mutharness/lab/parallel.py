@@ -41,9 +41,8 @@ from mutharness.lab.joining import Given, completed
 from mutharness.lab.logs import RUNS, RunLogs
 from mutharness.lab.schedule import Item, Schedule, Timings, previous_timings, timings_of
 from mutharness.lab.session import FAIL_FAST, Plan, Session, stopped_after
-from mutharness.merge import notes_of
-from mutharness.paths import plain_name
-from mutharness.results import (
+from mutharness.model.merging import notes_of
+from mutharness.model.results import (
     MutationResult,
     RunResult,
     SpecResult,
@@ -51,10 +50,11 @@ from mutharness.results import (
     read_results,
     write_results,
 )
-from mutharness.shards import Shard, ShardPlan
-from mutharness.spec import Spec
+from mutharness.model.shards import Shard, ShardPlan
+from mutharness.model.spec import Spec
+from mutharness.model.verdict import Verdict
+from mutharness.paths import plain_name
 from mutharness.sweep import sweep_stale_workspaces
-from mutharness.verdict import Verdict
 from mutharness.workspace import marked_directory
 
 POLL_S = 0.05  # how often the workers' results files are read

@@ -10,11 +10,11 @@ from mutharness.errors import MutharnessError
 from mutharness.lab.baseline import Observed, SpecStopped, observe
 from mutharness.lab.bench import opened
 from mutharness.lab.events import Listener, Phase
+from mutharness.model.pins import Pin
+from mutharness.model.skips import SkipRules
+from mutharness.model.spec import Spec
 from mutharness.options import Options
-from mutharness.pins import Pin
 from mutharness.runners.base import RunFacts, Runner, SpecFiles
-from mutharness.skips import SkipRules
-from mutharness.spec import Spec
 from mutharness.workspace import SourceRepo
 
 

@@ -8,11 +8,11 @@ from pathlib import Path
 from mutharness.digest import file_digest
 from mutharness.errors import WorkspaceError
 from mutharness.lab.scenario import Lab, Ran, Scenario, run_scenario
-from mutharness.redfirst import RedFirst, pair
+from mutharness.model.redfirst import RedFirst, pair
+from mutharness.model.spec import Spec
+from mutharness.model.verdict import run_problem
 from mutharness.runners.base import RunFacts, SpecFiles
 from mutharness.runners.registry import runner_kind
-from mutharness.spec import Spec
-from mutharness.verdict import run_problem
 from mutharness.workspace import REGULAR_MODES, SourceRepo, remove_path
 
 

@@ -7,14 +7,14 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 
-from mutharness.anchors import Splice, locate, unified_diff
 from mutharness.errors import WorkspaceError
 from mutharness.lab.events import Listener, Phase
 from mutharness.lab.logs import RunLogs, mutant_scenario
+from mutharness.model.anchors import Splice, locate, unified_diff
+from mutharness.model.spec import Mutation, Spec
 from mutharness.paths import plain_name
 from mutharness.runners.base import RunFacts, Runner, RunRequest
 from mutharness.signals import deferred
-from mutharness.spec import Mutation, Spec
 from mutharness.workspace import Workspace
 
 

@@ -17,8 +17,8 @@ from pathlib import Path
 from statistics import mean
 
 from mutharness.errors import ResultsError
-from mutharness.results import SpecResult, read_results
-from mutharness.spec import Spec
+from mutharness.model.results import SpecResult, read_results
+from mutharness.model.spec import Spec
 
 UNKNOWN_S = 1.0  # the length of a run when no run of this run's specs has been timed
 

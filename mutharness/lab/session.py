@@ -17,27 +17,27 @@ from mutharness.lab.events import Listener, Phase
 from mutharness.lab.feed import Feed
 from mutharness.lab.logs import RUNS, RunLogs, shown
 from mutharness.lab.scenario import Lab, Scenario, run_scenario
-from mutharness.options import CONFIG_FILE, Options, project_inputs
-from mutharness.pins import Pin
-from mutharness.results import (
+from mutharness.model.pins import Pin
+from mutharness.model.results import (
     MutationResult,
     RunResult,
     SpecResult,
     keep_previous,
     write_results,
 )
-from mutharness.runners.base import RunFacts, SpecFiles
-from mutharness.runners.registry import runner_kind
-from mutharness.shards import Shard, ShardPlan
-from mutharness.skips import SkipRules
-from mutharness.spec import Mutation, Spec
-from mutharness.verdict import (
+from mutharness.model.shards import Shard, ShardPlan
+from mutharness.model.skips import SkipRules
+from mutharness.model.spec import Mutation, Spec
+from mutharness.model.verdict import (
     Classification,
     Verdict,
     classify,
     meets_expectation,
     skip_reasons,
 )
+from mutharness.options import CONFIG_FILE, Options, project_inputs
+from mutharness.runners.base import RunFacts, SpecFiles
+from mutharness.runners.registry import runner_kind
 from mutharness.workspace import SourceRepo
 
 FAIL_FAST = "stopped at the first unexpected result (--fail-fast)"

@@ -11,8 +11,8 @@ from pathlib import Path
 from mutharness.environment import prepare_process
 from mutharness.errors import ExitCode, Interrupted, MutharnessError
 from mutharness.lab.events import Silent
+from mutharness.model.results import RunResult, write_results
 from mutharness.process import end_with_parent
-from mutharness.results import RunResult, write_results
 from mutharness.signals import exit_status, interrupts
 
 

@@ -5,8 +5,8 @@ kind per step, the rest are counted in a notice that points to the summary."""
 
 from __future__ import annotations
 
+from mutharness.model.results import RunResult
 from mutharness.reports.outcome import Outcome, described
-from mutharness.results import RunResult
 
 
 def _data(text: str) -> str:

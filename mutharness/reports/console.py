@@ -17,21 +17,21 @@ import click
 
 from mutharness.errors import ExitCode, MutharnessError, OutputClosed
 from mutharness.lab.logs import log_file, mutant_scenario, spec_directory
+from mutharness.model.pins import Pin, PinState
+from mutharness.model.redfirst import Pairing, RedFirst
+from mutharness.model.results import MutationResult, RunResult
+from mutharness.model.shards import ShardPlan
+from mutharness.model.spec import Mutation, Spec
+from mutharness.model.verdict import Verdict
 from mutharness.paths import visible
-from mutharness.pins import Pin, PinState
-from mutharness.redfirst import Pairing, RedFirst
 from mutharness.reports.outcome import mismatch
 from mutharness.reports.progress import Progress
-from mutharness.results import MutationResult, RunResult
 from mutharness.runners.base import RunFacts
-from mutharness.shards import ShardPlan
-from mutharness.spec import Mutation, Spec
-from mutharness.verdict import Verdict
 
 if TYPE_CHECKING:  # at run time the console needs only click: it reports missing libraries
-    from mutharness.affected import Selection
     from mutharness.lab.events import Phase
     from mutharness.lab.redfirst import Proof
+    from mutharness.model.affected import Selection
     from mutharness.workspace import SourceRepo
 
 MAX_FAILING_SHOWN = 4

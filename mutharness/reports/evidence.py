@@ -15,10 +15,10 @@ import jinja2
 
 from mutharness.atomic import write_atomic
 from mutharness.errors import EnvironmentProblem, InputProblem, ResultsError
+from mutharness.model.redfirst import RedFirst
+from mutharness.model.results import RunResult, from_json, to_json
 from mutharness.paths import visible
-from mutharness.redfirst import RedFirst
 from mutharness.reports.markdown import escape_markdown
-from mutharness.results import RunResult, from_json, to_json
 
 INDEX = "index.md"
 FACTS_SUFFIX = ".json"  # beside each <spec-id>.md: the facts it was rendered from, no timings

@@ -13,8 +13,8 @@ from html import escape
 from importlib import resources
 
 from mutharness.errors import ElementsDamaged
+from mutharness.model.results import RunResult
 from mutharness.reports.stryker import stryker_report
-from mutharness.results import RunResult
 
 ELEMENTS_VERSION = "3.8.4"  # npm mutation-testing-elements; its schema is the pinned one
 ELEMENTS_FILE = f"mutation-test-elements-{ELEMENTS_VERSION}.js"

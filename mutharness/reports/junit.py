@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
+from mutharness.model.results import MutationResult, RunResult, SpecResult
 from mutharness.reports.outcome import Outcome, described
-from mutharness.results import MutationResult, RunResult, SpecResult
 
 # characters XML 1.0 cannot hold at all, escaped or not; written as \xNN or \uNNNN
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")

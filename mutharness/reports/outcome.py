@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from enum import Enum
 
-from mutharness.results import MutationResult
-from mutharness.verdict import Verdict
+from mutharness.model.results import MutationResult
+from mutharness.model.verdict import Verdict
 
 
 class Outcome(Enum):

@@ -10,12 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mutharness.atomic import write_atomic
+from mutharness.model.results import RunResult
 from mutharness.reports.annotations import workflow_commands
 from mutharness.reports.html import html_report
 from mutharness.reports.junit import junit_xml
 from mutharness.reports.stryker import stryker_report
 from mutharness.reports.summary import summary_markdown
-from mutharness.results import RunResult
 
 
 def _stryker_json(run: RunResult) -> str:

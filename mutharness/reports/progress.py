@@ -8,10 +8,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from statistics import mean
 
+from mutharness.model.results import MutationResult
+from mutharness.model.spec import Mutation, Spec
+from mutharness.model.verdict import Verdict
 from mutharness.reports.outcome import Outcome
-from mutharness.results import MutationResult
-from mutharness.spec import Mutation, Spec
-from mutharness.verdict import Verdict
 
 
 def clock(seconds: float) -> str:

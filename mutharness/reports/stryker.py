@@ -9,10 +9,10 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from mutharness.errors import OlderResults
+from mutharness.model.results import MutationResult, RunResult, SpecResult, encodable
+from mutharness.model.verdict import Verdict
 from mutharness.reports.outcome import described
-from mutharness.results import MutationResult, RunResult, SpecResult, encodable
 from mutharness.runners.registry import runner_kind
-from mutharness.verdict import Verdict
 
 SCHEMA_VERSION = "2"
 THRESHOLDS = {"high": 80, "low": 60}  # the viewer's colours; the gate is the exit code

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from mutharness.errors import ExitCode
+from mutharness.model.results import MutationResult, RunResult, SpecResult
+from mutharness.model.verdict import Verdict
 from mutharness.paths import shown
 from mutharness.reports.markdown import escape_markdown
 from mutharness.reports.outcome import Outcome, described
-from mutharness.results import MutationResult, RunResult, SpecResult
-from mutharness.verdict import Verdict
 
 MAX_ROWS = 200  # specs in the table; the rest counted in one row
 MAX_LISTED = 50  # mutations listed per section; the rest counted

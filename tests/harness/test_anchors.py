@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from mutharness.anchors import MAX_HIT_LINES, AnchorMiss, Splice, locate, unified_diff, uses_crlf
+from mutharness.model.anchors import (
+    MAX_HIT_LINES,
+    AnchorMiss,
+    Splice,
+    locate,
+    unified_diff,
+    uses_crlf,
+)
 
 SOURCE = (
     b'"""A tiny module under test."""\n'

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from madefacts import pytest_facts
 
+from mutharness.model.spec import Mutation, Spec
+from mutharness.model.verdict import baseline_problem
 from mutharness.options import defaults
 from mutharness.runners.base import Outcome, ReportState, RunFacts, TestOutcome
-from mutharness.spec import Mutation, Spec
-from mutharness.verdict import baseline_problem
 
 IDS = tuple(f"tests/test_calc.py::test_{name}" for name in "abcd")
 SPEC = Spec(

@@ -11,10 +11,10 @@ from conftest import Project
 
 from mutharness.lab import bench
 from mutharness.lab.events import Silent
+from mutharness.model.spec import load_specs
 from mutharness.options import resolve
 from mutharness.runners.base import Runner
 from mutharness.runners.making import RunnerSetup, make_runner
-from mutharness.spec import load_specs
 from mutharness.workspace import configure_git, open_source
 
 

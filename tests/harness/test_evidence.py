@@ -20,9 +20,9 @@ from conftest import Completed, Project, default_spec
 from liverun import HANG_GUARD, Sandbox, add_probes, alive, spawn, wait_for
 
 from mutharness.errors import EnvironmentProblem
+from mutharness.model.results import SCHEMA_VERSION
 from mutharness.reports.evidence import escape_markdown, fence, render_documents, write_evidence
 from mutharness.reports.staleness import parse_facts
-from mutharness.results import SCHEMA_VERSION
 from mutharness.workspace import remove_tree
 
 

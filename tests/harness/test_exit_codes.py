@@ -22,9 +22,9 @@ from mutharness.errors import (
     SpecError,
     exit_codes_table,
 )
-from mutharness.results import MutationResult, RunResult, SpecResult, from_json, to_json
-from mutharness.spec import Mutation, Spec
-from mutharness.verdict import Verdict
+from mutharness.model.results import MutationResult, RunResult, SpecResult, from_json, to_json
+from mutharness.model.spec import Mutation, Spec
+from mutharness.model.verdict import Verdict
 
 Cli = Callable[..., Completed]
 MakeProject = Callable[..., Project]

@@ -10,8 +10,8 @@ from pathlib import Path
 from conftest import Completed, Project, default_spec
 from madefacts import pytest_facts
 
+from mutharness.model.verdict import unstable_tests
 from mutharness.runners.base import Outcome, RunFacts, TestOutcome
-from mutharness.verdict import unstable_tests
 
 FLAKY_TEST = '''\
 import os

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import Completed, Project, git
 
-from mutharness.results import from_json, to_json
+from mutharness.model.results import from_json, to_json
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 ProjectFactory = Callable[..., Project]

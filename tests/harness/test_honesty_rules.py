@@ -8,15 +8,15 @@ import json
 import pytest
 from madefacts import pytest_facts
 
-from mutharness.affected import select
 from mutharness.errors import ExitCode, SpecError
-from mutharness.pins import Pin, PinState, exit_code
-from mutharness.redfirst import Pairing, RedFirst, pair
+from mutharness.model.affected import select
+from mutharness.model.pins import Pin, PinState, exit_code
+from mutharness.model.redfirst import Pairing, RedFirst, pair
+from mutharness.model.skips import count_skips, parse_policy
+from mutharness.model.spec import Mutation, Spec
+from mutharness.model.verdict import baseline_problem, run_problem
 from mutharness.runners.base import Outcome, ReportState, RunExit, TestOutcome
 from mutharness.runners.pytest.rules import covers, split_id
-from mutharness.skips import count_skips, parse_policy
-from mutharness.spec import Mutation, Spec
-from mutharness.verdict import baseline_problem, run_problem
 
 REASON = "needs a real Windows console"
 
@@ -234,7 +234,7 @@ def test_since_selects_by_json_tests_targets_and_shared_infrastructure(
 
 
 def test_the_tests_side_is_the_tests_their_directories_and_their_helpers() -> None:
-    from mutharness.affected import fix_files
+    from mutharness.model.affected import fix_files
 
     changed = ("src/calc.py", "tests/helpers.py", "tests/unit/test_x.py", "calc/ops.py",
                "calc/test_ops.py", "calc/conftest.py", "evidence/calc.md", "tools/keep.py")
@@ -245,7 +245,7 @@ def test_the_tests_side_is_the_tests_their_directories_and_their_helpers() -> No
 
 
 def test_code_in_a_package_named_testing_or_beside_a_directory_entry_is_the_fix() -> None:
-    from mutharness.affected import fix_files
+    from mutharness.model.affected import fix_files
 
     shipped = fix_files(("src/mypkg/testing/factories.py", "tests/helpers.py"), "pytest",
                         ("tests/test_core.py",), (), ())

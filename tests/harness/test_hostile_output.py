@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from conftest import Completed, Project, default_spec
 
-from mutharness.results import read_results
+from mutharness.model.results import read_results
 
 Cli = Callable[..., Completed]
 MakeProject = Callable[..., Project]

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from conftest import TEST_CALC, Completed, Project, default_spec
 
-from mutharness.anchors import AnchorMiss, locate
-from mutharness.results import from_json, to_json
+from mutharness.model.anchors import AnchorMiss, locate
+from mutharness.model.results import from_json, to_json
 
 Cli = Callable[..., Completed]
 MakeProject = Callable[..., Project]

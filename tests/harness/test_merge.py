@@ -22,8 +22,8 @@ from conftest import (
 )
 
 from mutharness.lab.joining import completed
-from mutharness.merge import joined
-from mutharness.results import from_json
+from mutharness.model.merging import joined
+from mutharness.model.results import from_json
 
 ProjectFactory = Callable[..., Project]
 Cli = Callable[..., Completed]

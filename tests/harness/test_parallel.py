@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import BOUNDS, Completed, Project, default_spec, git
 
-from mutharness.results import from_json, to_json
+from mutharness.model.results import from_json, to_json
 from mutharness.sweep import pid_alive
 from mutharness.workspace import MARKER
 
@@ -349,7 +349,7 @@ def test_workers_of_a_run_killed_outright_stop_and_remove_their_workspaces(
 
 def test_a_worker_job_reads_back_every_setting_it_was_given(tmp_path: Path) -> None:
     from mutharness.engine import Inherited, Settings, settings_from_json, settings_json
-    from mutharness.shards import Shard
+    from mutharness.model.shards import Shard
 
     given = Settings(
         spec_paths=(Path("specs/a.json"), Path("specs/b.json")), start=tmp_path,

@@ -105,7 +105,7 @@ def test_j2_feeds_its_workers_and_writes_the_results_of_j1(
 ) -> None:
     from conftest import BOUNDS
 
-    from mutharness.results import from_json, to_json
+    from mutharness.model.results import from_json, to_json
 
     project = make_project()
     project.spec("bounds", BOUNDS)

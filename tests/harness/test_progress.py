@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from conftest import Project, default_spec
 
+from mutharness.model.spec import Mutation, Spec
 from mutharness.reports.progress import Progress, clock
-from mutharness.spec import Mutation, Spec
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX pseudo-terminals")
 

@@ -6,11 +6,11 @@ from dataclasses import replace
 
 import pytest
 
-from mutharness.rederive import verdict_problem
-from mutharness.results import MutationResult
+from mutharness.model.rederive import verdict_problem
+from mutharness.model.results import MutationResult
+from mutharness.model.spec import Mutation
+from mutharness.model.verdict import Verdict
 from mutharness.runners.base import Outcome, ReportState, RunExit, RunFacts, TestOutcome
-from mutharness.spec import Mutation
-from mutharness.verdict import Verdict
 
 IDS = ("t::a", "t::b", "t::c")
 

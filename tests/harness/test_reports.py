@@ -21,9 +21,9 @@ import pytest
 from conftest import BOUNDS, Completed, Project, default_spec
 from markdown_it import MarkdownIt
 
+from mutharness.model.results import read_results
 from mutharness.reports.junit import junit_xml
 from mutharness.reports.summary import MAX_LISTED, summary_markdown
-from mutharness.results import read_results
 
 ProjectFactory = Callable[..., Project]
 Cli = Callable[..., Completed]

@@ -13,7 +13,7 @@ from typing import Any
 
 from conftest import Completed, Project, default_spec, git
 
-from mutharness.results import from_json, to_json
+from mutharness.model.results import from_json, to_json
 
 ProjectFactory = Callable[..., Project]
 Cli = Callable[..., Completed]

@@ -14,7 +14,7 @@ import pytest
 from conftest import BOUNDS, Completed, Project
 
 from mutharness.lab.schedule import Item, Schedule, Timings, previous_timings
-from mutharness.results import read_results
+from mutharness.model.results import read_results
 
 Cli = Callable[..., Completed]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mutharness.errors import ShardError
-from mutharness.shards import Planned, Shard, assignment
+from mutharness.model.shards import Planned, Shard, assignment
 
 
 def planned(spec: str, count: int) -> Planned:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from mutharness.errors import SpecError, SpecProblem
-from mutharness.spec import (
+from mutharness.model.spec import (
     MAX_DEPTH,
     MAX_MUTATIONS,
     MAX_SPEC_BYTES,

@@ -11,7 +11,7 @@ import pytest
 from conftest import Completed, Project, default_spec
 
 from mutharness.errors import ExitCode, ResultsError
-from mutharness.results import read_results
+from mutharness.model.results import read_results
 
 Cli = Callable[..., Completed]
 MakeProject = Callable[..., Project]

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from madefacts import pytest_facts
 
+from mutharness.model.verdict import Classification, Verdict, classify, meets_expectation
 from mutharness.runners.base import Outcome, ReportState, RunFacts, TestOutcome
-from mutharness.verdict import Classification, Verdict, classify, meets_expectation
 
 BASELINE = tuple(f"tests/test_calc.py::test_{name}" for name in "abc")
 

@@ -20,10 +20,10 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from mutharness.digest import file_digest
-from mutharness.results import MutationResult, RunResult, SpecResult
+from mutharness.model.results import MutationResult, RunResult, SpecResult
+from mutharness.model.spec import Spec, parse_spec
+from mutharness.model.verdict import Verdict, baseline_problem, classify, meets_expectation
 from mutharness.runners.base import RunFacts, TestOutcome
-from mutharness.spec import Spec, parse_spec
-from mutharness.verdict import Verdict, baseline_problem, classify, meets_expectation
 
 MAX_NAMED = 20  # problems named per file before "and N more"
 

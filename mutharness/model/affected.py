@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from mutharness.model.spec import Spec
 from mutharness.paths import repo_path
 from mutharness.runners.registry import runner_kind
-from mutharness.spec import Spec
 
 # configuration a test run reads wherever it sits: any change to one selects every spec
 CONFIG_NAMES = frozenset({

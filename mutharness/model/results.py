@@ -14,12 +14,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from mutharness.anchors import Location, Position
 from mutharness.atomic import write_atomic
 from mutharness.errors import ExitCode, MutharnessError, RecordedError, ResultsError
+from mutharness.model.anchors import Location, Position
+from mutharness.model.pins import Pin
+from mutharness.model.redfirst import RedFirst, red_first_from_json
+from mutharness.model.shards import Planned, Shard, ShardPlan
+from mutharness.model.spec import Mutation, Spec
+from mutharness.model.verdict import Verdict
 from mutharness.paths import shown
-from mutharness.pins import Pin
-from mutharness.redfirst import RedFirst, red_first_from_json
 from mutharness.runners.base import (
     NoFacts,
     Outcome,
@@ -28,9 +31,6 @@ from mutharness.runners.base import (
     RunFacts,
     TestOutcome,
 )
-from mutharness.shards import Planned, Shard, ShardPlan
-from mutharness.spec import Mutation, Spec
-from mutharness.verdict import Verdict
 
 SCHEMA_VERSION = 5
 MAX_LISTED = 20  # files removed between runs, listed per mutation

@@ -13,10 +13,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from mutharness.errors import MergeError
-from mutharness.rederive import Tree, against_tree, run_problems
-from mutharness.results import RunResult, SpecResult
+from mutharness.model.rederive import Tree, against_tree, run_problems
+from mutharness.model.results import RunResult, SpecResult
+from mutharness.model.shards import Planned, ShardPlan
 from mutharness.runners.base import RunFacts
-from mutharness.shards import Planned, ShardPlan
 
 MAX_NAMED = 20  # missing or doubled mutations named, per kind
 

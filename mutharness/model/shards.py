@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from mutharness.errors import ShardError
 
 if TYPE_CHECKING:
-    from mutharness.spec import Spec
+    from mutharness.model.spec import Spec
 
 _SHAPE = re.compile(r"(\d+)/(\d+)")
 SHAPE_HINT = "write it as k/n, e.g. 1/4"
