@@ -22,12 +22,12 @@ from mutharness.lab.events import Listener, Phase
 from mutharness.lab.feed import Feed
 from mutharness.lab.parallel import Parallel, WorkerJob, scratch_directory, worker_argv
 from mutharness.lab.pinning import measure_pins
-from mutharness.lab.redfirst import Proof, prove
+from mutharness.lab.redfirst import prove
 from mutharness.lab.session import Plan, Session
 from mutharness.lock import repository_lock
 from mutharness.model.affected import Records, Selection, fix_files, select
 from mutharness.model.pins import Pin
-from mutharness.model.redfirst import RedFirst
+from mutharness.model.redfirst import Proof, RedFirst
 from mutharness.model.results import RunResult, keep_previous, write_red_first, write_results
 from mutharness.model.shards import Shard, ShardPlan
 from mutharness.model.skips import SkipRules, load_policy, this_platform

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from mutharness.errors import MutharnessError
-    from mutharness.lab.redfirst import Proof
     from mutharness.model.affected import Selection
+    from mutharness.model.redfirst import Proof
     from mutharness.model.results import MutationResult
     from mutharness.model.shards import ShardPlan
     from mutharness.model.spec import Mutation, Spec

@@ -2,32 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from mutharness.digest import file_digest
 from mutharness.errors import WorkspaceError
 from mutharness.lab.scenario import Lab, Ran, Scenario, run_scenario
-from mutharness.model.redfirst import RedFirst, pair
-from mutharness.model.spec import Spec
+from mutharness.model.redfirst import Proof, RedFirst, pair
 from mutharness.model.verdict import run_problem
 from mutharness.runners.base import RunFacts, SpecFiles
 from mutharness.runners.registry import runner_kind
 from mutharness.workspace import REGULAR_MODES, SourceRepo, remove_path
-
-
-@dataclass(frozen=True)
-class Proof:
-    """What a red-first run proves: the tests, the fix and the base it is reverted to."""
-
-    rev: str  # as the user named it
-    base: str  # the commit the fix is reverted to (REV, or its merge base with HEAD)
-    spec: Spec  # the tests to run, as a spec without mutations (named `red-first`)
-    fix: tuple[str, ...]  # the files put back to their bytes at `base`
-    timeout_s: float
-    load_error_is_red: bool
-    expect_red: tuple[str, ...]
-    named: str = ""  # the commit REV names, when it is not `base` (a branch that moved on)
 
 
 def _side(ran: Ran, side: str, load_errors: bool, reverted: tuple[str, ...] = ()) -> str:

@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import Any
 
 from mutharness.errors import ExitCode
+from mutharness.model.spec import Spec
 from mutharness.runners.base import Outcome, RunFacts
 
 Split = Callable[[str], tuple[str, str]]  # a test id -> (file, name), as the runner writes ids
@@ -15,6 +16,20 @@ Split = Callable[[str], tuple[str, str]]  # a test id -> (file, name), as the ru
 LOAD_ERROR = "load-error"  # the test's file did not load with the fix reverted
 MODULE_SKIPPED = "module-skipped"  # its file skipped as a whole (an importorskip of the fix)
 ABSENT = "absent"  # the test did not run with the fix reverted, and its file loaded
+
+
+@dataclass(frozen=True)
+class Proof:
+    """What a red-first run proves: the tests, the fix and the base it is reverted to."""
+
+    rev: str  # as the user named it
+    base: str  # the commit the fix is reverted to (REV, or its merge base with HEAD)
+    spec: Spec  # the tests to run, as a spec without mutations (named `red-first`)
+    fix: tuple[str, ...]  # the files put back to their bytes at `base`
+    timeout_s: float
+    load_error_is_red: bool
+    expect_red: tuple[str, ...]
+    named: str = ""  # the commit REV names, when it is not `base` (a branch that moved on)
 
 
 class Pairing(StrEnum):

@@ -30,8 +30,8 @@ from mutharness.runners.base import RunFacts
 
 if TYPE_CHECKING:  # at run time the console needs only click: it reports missing libraries
     from mutharness.lab.events import Phase
-    from mutharness.lab.redfirst import Proof
     from mutharness.model.affected import Selection
+    from mutharness.model.redfirst import Proof
     from mutharness.workspace import SourceRepo
 
 MAX_FAILING_SHOWN = 4
