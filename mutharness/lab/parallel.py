@@ -1,6 +1,6 @@
 """`verify -j N`: N worker processes in their own workspaces, handed mutations one at a time.
 
-The workers are `verify` runs under this run's lock (`lab.worker`); each is its own process,
+The workers are `verify` runs under this run's lock (`commands.worker`); each is its own process,
 so each is the subreaper of its own tests and kills only their trees. Each is handed its
 next mutation when it is idle (`lab.schedule` chooses it, longest first; `lab.feed` carries
 it). Their results files, rewritten after every mutation, are followed here and shown as a
@@ -17,7 +17,6 @@ import contextlib
 import json
 import shutil
 import signal
-import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -67,7 +66,7 @@ class WorkerJob:
 
     index: int
     count: int
-    document: Mapping[str, Any]  # engine.settings_json for this worker, and its parent's pid
+    document: Mapping[str, Any]  # the worker's settings_json (with its parent's pid)
     results: Path
     feed: Path
 
@@ -533,10 +532,3 @@ def scratch_directory(temp_dir: Path) -> Path:
     """A private directory for one parallel run's job files, results and logs (marked, so the
     next run's sweep removes it if this run is killed outright)."""
     return marked_directory(temp_dir, "mh-jobs-")
-
-
-def worker_argv(job_file: Path) -> list[str]:
-    """The command line of a worker (this interpreter, this mutharness)."""
-    return [sys.executable, "-m", "mutharness.lab.worker", str(job_file)]
-
-

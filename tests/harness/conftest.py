@@ -345,7 +345,7 @@ class Recorder:
         self.events: list[str] = []
         self.errors: list[str] = []
         self.results: list[Any] = []
-        self.phases: list[str] = []  # engine.Phase transitions, kept apart from `events`
+        self.phases: list[str] = []  # lab.events.Phase transitions, kept apart from `events`
         self.notes: list[str] = []  # what the runners told the user (a warm runner fall-back)
         self.planned_mutations: dict[str, int] = {}  # what the run said it would make
         self.started: list[str] = []  # each mutation as it started
@@ -394,8 +394,9 @@ class Recorder:
 
 @pytest.fixture
 def verify_here() -> Callable[..., tuple[Any, Recorder]]:
-    """`mutharness.engine.verify` in this process: (RunResult, Recorder); no CLI child."""
-    from mutharness.engine import Settings, verify
+    """`commands.verify.execute` in this process: (RunResult, Recorder); no CLI child."""
+    from mutharness.commands.prepare import Settings
+    from mutharness.commands.verify import execute
     from mutharness.options import OPTIONS
 
     def run(project: Project, *specs: str, environ: Mapping[str, str] | None = None,
@@ -415,7 +416,7 @@ def verify_here() -> Callable[..., tuple[Any, Recorder]]:
             cli_options=cli,
             **settings,
         )
-        return verify(chosen, recorder, dict(os.environ if environ is None else environ)), recorder
+        return execute(chosen, recorder, dict(os.environ if environ is None else environ)), recorder
 
     return run
 

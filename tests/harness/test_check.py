@@ -11,8 +11,8 @@ from pathlib import Path
 
 from conftest import CALC, Completed, Project, default_spec, git
 
-from mutharness.check import repaired_anchor
 from mutharness.model.anchors import Splice, locate
+from mutharness.static_check import repaired_anchor
 
 ProjectFactory = Callable[..., Project]
 Cli = Callable[..., Completed]

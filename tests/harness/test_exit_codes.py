@@ -141,10 +141,10 @@ def test_real_runs_exit_with_the_code_of_what_happened(
 def test_an_exception_nothing_expected_exits_70_naming_it_a_bug(tmp_path: Path) -> None:
     """A real process whose start-up breaks a function every command calls."""
     (tmp_path / "sitecustomize.py").write_text(
-        "import mutharness.cli\n"
+        "import mutharness.environment\n"
         "def broken():\n"
         "    raise RuntimeError('a bug planted by the test')\n"
-        "mutharness.cli._prepare = broken\n", encoding="utf-8")
+        "mutharness.environment.prepare_process = broken\n", encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])])}
 

@@ -2,8 +2,8 @@
 
 Phases: materialising the workspace, the baseline running, a mutant applied (its tests running),
 restoring the original bytes. Each signal is a real one, sent once the phase is observed: git
-publishing its pid, pytest publishing its pid, or the engine announcing the phase through its
-listener (`engine.Phase`) -- never after a fixed delay.
+publishing its pid, pytest publishing its pid, or the verify announcing the phase through its
+listener (`lab.events.Phase`) -- never after a fixed delay.
 
 After one signal, always: no child left, the workspace removed, the lock released, the results
 file written and marked interrupted (with the mutations that had finished), the user's tree and
@@ -41,8 +41,10 @@ from liverun import (
     wait_for,
 )
 
-from mutharness.engine import Phase, Settings, verify
+from mutharness.commands.prepare import Settings
+from mutharness.commands.verify import execute
 from mutharness.errors import ExitCode, ForcedExit, Interrupted
+from mutharness.lab.events import Phase
 from mutharness.lock import repository_lock
 from mutharness.signals import SignalStages, deferred, exit_status, handled_signals, interrupts
 from mutharness.workspace import MARKER
@@ -230,7 +232,7 @@ def test_a_real_signal_at_every_phase_kills_the_children_removes_the_workspace_f
     with no_strays(sandbox.spy):
         try:
             with interrupts():
-                run = verify(settings, listener, environ)
+                run = execute(settings, listener, environ)
         finally:
             listener.finish()
 

@@ -213,7 +213,7 @@ def _workers(temp: Path) -> list[int]:
             state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
         except OSError:
             continue
-        if b"mutharness.lab.worker" in words and state != "Z" and any(
+        if b"mutharness.commands.worker" in words and state != "Z" and any(
             str(temp).encode() in word for word in words
         ):
             found.append(int(entry.name))
@@ -348,7 +348,12 @@ def test_workers_of_a_run_killed_outright_stop_and_remove_their_workspaces(
 
 
 def test_a_worker_job_reads_back_every_setting_it_was_given(tmp_path: Path) -> None:
-    from mutharness.engine import Inherited, Settings, settings_from_json, settings_json
+    from mutharness.commands.prepare import (
+        Inherited,
+        Settings,
+        settings_from_json,
+        settings_json,
+    )
     from mutharness.model.shards import Shard
 
     given = Settings(

@@ -1,5 +1,5 @@
 """A `verify -j` worker: the mutations its parent hands it, in its own workspace, under the
-parent's lock; `python -m mutharness.lab.worker JOB.json` (the job: `engine.settings_json`)."""
+parent's lock; `python -m mutharness.commands.worker JOB.json` (its job: `settings_json`)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import os
 import sys
 from pathlib import Path
 
+from mutharness.commands.prepare import settings_from_json
+from mutharness.commands.verify import execute
 from mutharness.environment import prepare_process
 from mutharness.errors import ExitCode, Interrupted, MutharnessError
 from mutharness.lab.events import Silent
@@ -18,8 +20,6 @@ from mutharness.signals import exit_status, interrupts
 
 def main(argv: list[str]) -> int:
     """Run the job in `argv[1]`; its results file says what happened, also on an error."""
-    from mutharness.engine import settings_from_json, verify
-
     document = json.loads(Path(argv[1]).read_text(encoding="utf-8"))
     settings = settings_from_json(document)
     assert settings.json_path is not None
@@ -28,7 +28,7 @@ def main(argv: list[str]) -> int:
         with interrupts():
             if settings.parent is not None:
                 end_with_parent(settings.parent)
-            run = verify(settings, Silent(), os.environ, lock=False)
+            run = execute(settings, Silent(), os.environ, lock=False)
     except MutharnessError as error:  # before its session: the parent reads it from here
         write_results(RunResult(tool={}, commit="", dirty=False, dirty_changes=(),
                                 command=settings.command, specs=(), complete=False,

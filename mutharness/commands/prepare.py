@@ -1,35 +1,31 @@
-"""The commands up to the lock (specs, options, static check, --since, tree); then their lab."""
+"""What every command that runs tests does up to the lock: settings, options, specs, tree."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, suppress
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mutharness.check import Committed, check_spec_files, tracked_with
+from mutharness.environment import prepare_process
 from mutharness.errors import (
     DirtyTreeError,
     MutharnessError,
-    NothingSelected,
-    RedFirstError,
+    SpecError,
+    SpecProblem,
     WorkspaceError,
 )
-from mutharness.lab.bench import opened
-from mutharness.lab.events import Listener, Phase
-from mutharness.lab.feed import Feed
-from mutharness.lab.parallel import Parallel, WorkerJob, scratch_directory, worker_argv
-from mutharness.lab.pinning import measure_pins
-from mutharness.lab.redfirst import prove
-from mutharness.lab.session import Plan, Session
 from mutharness.lock import repository_lock
-from mutharness.model.affected import Records, Selection, fix_files, select
-from mutharness.model.pins import Pin
-from mutharness.model.redfirst import Proof, RedFirst
-from mutharness.model.results import RunResult, keep_previous, write_red_first, write_results
-from mutharness.model.shards import Shard, ShardPlan
+from mutharness.model.affected import Records, Selection, select
+from mutharness.model.rederive import Tree, TreeBytes
+from mutharness.model.results import (
+    RunResult,
+    keep_previous,
+    write_results,
+)
+from mutharness.model.shards import Shard
 from mutharness.model.skips import SkipRules, load_policy, this_platform
 from mutharness.model.spec import Spec, display_name
 from mutharness.options import (
@@ -42,10 +38,10 @@ from mutharness.options import (
     working_tree,
 )
 from mutharness.paths import repo_path
-from mutharness.runners.registry import RUNNERS, detected, runner_kind
+from mutharness.reports.console import Console
+from mutharness.static_check import Committed, check_spec_files, tracked_with
 from mutharness.sweep import sweep_stale_workspaces
 from mutharness.workspace import (
-    REGULAR_MODES,
     SourceRepo,
     configure_git,
     enclosing_worktrees,
@@ -54,8 +50,72 @@ from mutharness.workspace import (
     temp_directory,
 )
 
-__all__ = ["Phase", "Prepared", "Settings", "effective_options", "prepare", "record_refusal",
-           "verify"]
+POLICY_NAME = "platform-skips.json"  # beside the specs, and not one
+
+
+def expand(paths: tuple[Path, ...]) -> tuple[Path, ...]:
+    """Spec arguments: files as given, directories as their sorted `*.json` files (but the
+    platform skip policy, `platform-skips.json`)."""
+    expanded: list[Path] = []
+    for path in paths:
+        if not path.exists() and not path.is_symlink():
+            raise SpecError((SpecProblem(str(path), "", "does not exist"),))
+        if path.is_dir():
+            found = sorted(p for p in path.glob("*.json") if p.name != POLICY_NAME)
+            if not found:
+                raise SpecError((SpecProblem(str(path), "", "is a directory with no *.json"),))
+            expanded.extend(found)
+        else:
+            expanded.append(path)
+    return tuple(expanded)
+
+
+def default_specs(what: str) -> tuple[Path, ...]:
+    """`specs/` at the repository root, for a command given no SPEC."""
+    source, _ = open_repository()
+    default = source.root / "specs"
+    if not default.is_dir():
+        raise SpecError((SpecProblem(
+            display_name(default, source.root), "",
+            f"is not a directory at the repository root: name the spec files {what}",
+        ),))
+    return (default,)
+
+
+def settings_of(
+    specs: tuple[Path, ...], cli_options: Mapping[str, Any], config: Path | None,
+    allow_dirty: bool, command: tuple[str, ...], **more: Any,
+) -> Settings:
+    """The settings of a command run in the current directory: SPEC arguments expanded, the
+    options given on the command line (by option name)."""
+    return Settings(
+        spec_paths=expand(specs), start=Path.cwd(), cli_options=cli_options, config=config,
+        allow_dirty=allow_dirty, command=command, **more,
+    )
+
+
+def open_repository() -> tuple[SourceRepo, Console]:
+    """Library floors checked, git resolved, and the repository around the current directory;
+    a console to speak through."""
+    prepare_process()
+    start = Path.cwd().resolve()
+    git_info = configure_git(os.environ.get("PATH", os.defpath), refuse=enclosing_worktrees(start))
+    return open_source(start, git_info), Console()
+
+
+def tree_at(source: SourceRepo, commit: str, dirty: tuple[str, ...],
+            working: bool = False) -> Tree:
+    """`commit`'s bytes of each path (the working tree's for the paths a dirty run took from
+    it, or for every path when `working`), never read through a link."""
+    taken = set(status_paths(dirty))
+
+    def read(path: str) -> bytes | None:
+        if not working and path not in taken:
+            return source.bytes_at(commit, path)
+        file = source.root.joinpath(*path.split("/"))
+        return None if file.is_symlink() or not file.is_file() else file.read_bytes()
+
+    return TreeBytes(commit, read)
 
 
 @dataclass(frozen=True)
@@ -274,53 +334,6 @@ def locked(prepared: Prepared) -> AbstractContextManager[None]:
     return held()
 
 
-def verify(
-    settings: Settings, listener: Listener, environ: Mapping[str, str], lock: bool = True,
-) -> RunResult:
-    """Run every spec end to end and write the results file; raises before anything runs.
-
-    After the lock is taken every failure (disk full, a git error, a closed stdout...) ends
-    the run with its results written and the error in them, never a traceback. Without
-    `lock` (a `verify -j` worker) the run is under its parent's lock. A run refused before
-    it runs replaces the results file an earlier run left with its record of the refusal."""
-    try:
-        prepared = prepare(settings, environ)
-    except MutharnessError as error:
-        if lock:
-            record_refusal(settings.json_path, settings.start, settings.command, environ, error)
-        raise
-    json_path = settings.json_path or prepared.run_dir / "results.json"
-    if prepared.selection is not None:
-        if not prepared.specs:  # the results say so too: an older results file is no answer
-            with locked(prepared):
-                keep_previous(json_path)
-                write_results(RunResult(
-                    tool={}, commit=prepared.source.head, dirty=bool(prepared.changes),
-                    dirty_changes=prepared.changes, command=settings.command, specs=(),
-                    settings={"since": prepared.selection.rev,
-                              "selection": prepared.selection.describe()},
-                ), json_path)
-            raise NothingSelected(prepared.selection.describe())
-        listener.selected(prepared.selection)
-    plan = Plan(
-        source=prepared.source, specs=prepared.specs, options=prepared.options,
-        tracked=prepared.tracked, changes=prepared.changes, included=prepared.included,
-        fail_fast=settings.fail_fast, json_path=json_path,
-        command=settings.command, git_version=prepared.git_version,
-        skip_rules=prepared.skip_rules, shard=settings.shard,
-        feed=None if settings.feed is None else Feed(settings.feed, settings.parent),
-    )
-    # no more workers than mutations to run (shard 1/1 is the whole run)
-    jobs = min(settings.jobs, ShardPlan.of(plan.shard or Shard(1, 1), plan.specs).size)
-    if not lock:
-        return Session(plan).execute(listener, environ, prepared.temp_dir)
-    with locked(prepared):
-        if jobs > 1:
-            return _parallel(settings, prepared, plan, jobs).execute(
-                listener, environ, prepared.temp_dir)
-        return Session(plan).execute(listener, environ, prepared.temp_dir)
-
-
 def record_refusal(json_path: Path | None, start: Path, command: tuple[str, ...],
                    environ: Mapping[str, str], error: MutharnessError) -> None:
     """An earlier run's results must not outlive a refused one, for `render` or a CI step to
@@ -355,185 +368,3 @@ def record_refusal(json_path: Path | None, start: Path, command: tuple[str, ...]
             write_results(record, path)
 
 
-def _parallel(settings: Settings, prepared: Prepared, plan: Plan, jobs: int) -> Parallel:
-    """`jobs` workers, each handed the run's mutations (a shard's, with `--shard`) one at a
-    time (`verify -j`)."""
-    scratch = scratch_directory(prepared.temp_dir)
-    workers = []
-    for index in range(1, jobs + 1):
-        results, feed = scratch / f"results-{index}.json", scratch / f"feed-{index}.jsonl"
-        worker = replace(settings, jobs=1, shard=None, feed=feed, parent=os.getpid(),
-                         json_path=results, fail_fast=False, inherited=Inherited(
-                             prepared.source.head, prepared.changes, prepared.included))
-        document = settings_json(worker)
-        workers.append(WorkerJob(index, jobs, document, results, feed))
-    return Parallel(plan, workers, scratch, worker_argv, settings.start)
-
-
-def baseline(
-    settings: Settings, listener: Listener, environ: Mapping[str, str], repeat: int | None,
-    report: Callable[[Pin], None],
-) -> tuple[Pin, ...]:
-    """Measure each selected spec's tests `repeat` times (default: the `baseline-runs`
-    option) and judge its pin (`mutharness baseline`)."""
-    prepared = prepare(settings, environ)
-    runs = repeat if repeat is not None else prepared.options["baseline-runs"]
-    if prepared.selection is not None:
-        if not prepared.specs:
-            raise NothingSelected(prepared.selection.describe())
-        listener.selected(prepared.selection)
-    with locked(prepared):
-        listener.head(prepared.source, prepared.changes)
-        return measure_pins(
-            prepared.source, prepared.included, prepared.tracked, prepared.options,
-            prepared.specs, prepared.skip_rules, runs, listener, environ, prepared.temp_dir,
-            report,
-        )
-
-
-@dataclass(frozen=True)
-class RedFirstRequest:
-    """What `mutharness redfirst` was asked: the base, the tests, how load errors count."""
-
-    rev: str
-    tests: tuple[str, ...] = ()  # --test entries; else the specs' tests; else changed tests
-    expect_red: tuple[str, ...] = ()
-    load_error_is_red: bool = False
-    evidence_dir: Path | None = None  # its documents are never part of the fix
-    keep: tuple[str, ...] = ()  # --keep: paths on the tests' side, never reverted
-
-
-def _with_directories(tracked: frozenset[str]) -> frozenset[str]:
-    """The tracked paths and every directory above them."""
-    return tracked | {path.rsplit("/", depth)[0] for path in tracked
-                      for depth in range(1, path.count("/") + 1)}
-
-
-def _red_first_tests(
-    request: RedFirstRequest, specs: tuple[Spec, ...], committed: tuple[str, ...],
-    tracked: frozenset[str],
-) -> tuple[str, tuple[str, ...]]:
-    """(runner, test entries): `--test`, else the specs' tests, else the test files changed
-    since the base (pytest's or node's test file names); every entry names a tracked file or
-    directory."""
-    if request.tests:
-        tests = request.tests
-        runner = detected(tests)
-    elif specs:
-        runners = {spec.runner for spec in specs}
-        if len(runners) > 1:
-            raise RedFirstError(
-                request.rev, f"the specs' tests are of different runners "
-                f"({', '.join(sorted(runners))})",
-                remedy="prove each runner's tests in its own redfirst run",
-            )
-        runner = runners.pop()
-        tests = tuple(dict.fromkeys(entry for spec in specs for entry in spec.tests))
-    else:
-        found = {
-            name: tuple(path for path in committed
-                        if path in tracked and RUNNERS[name].is_test_module(path))
-            for name in RUNNERS
-        }
-        kinds = [name for name, paths in found.items() if paths]
-        if len(kinds) != 1:
-            raise RedFirstError(
-                request.rev, "no test file changed since" if not kinds
-                else "test files of several runners changed since",
-                remedy="name the tests with --test PATH_OR_ID (or a spec whose tests to run)",
-            )
-        runner, tests = kinds[0], found[kinds[0]]
-    kind = runner_kind(runner)
-    known = _with_directories(tracked)
-    for entry in tests:
-        if (why := kind.entry_problem(entry)) is not None:
-            raise RedFirstError(request.rev, f"the test entry {entry!r} {why}")
-        if kind.entry_path(entry) not in known:
-            raise RedFirstError(request.rev, f"the test entry {entry!r} names nothing HEAD "
-                                             "tracks", remedy="name a committed test file or id")
-    return runner, tests
-
-
-def _records(source: SourceRepo, specs: tuple[Spec, ...], evidence: Path | None) -> tuple[
-        str, ...]:
-    """The repo-relative directories that hold the specs (`specs/` and the named specs') and
-    the evidence (`--evidence`, else `evidence/`, where `evidence-check` looks for it)."""
-    found = {spec.path.rsplit("/", 1)[0] for spec in specs if "/" in spec.path} | {"specs"}
-    with suppress(ValueError):  # outside the repository: no file of the fix is in it
-        found.add((evidence or source.root / "evidence").resolve().relative_to(
-            source.root).as_posix())
-    return tuple(sorted(path for path in found if path and path != "."))
-
-
-def _fork_point(source: SourceRepo, rev: str, base: str) -> str:
-    """The commit the fix is reverted to: `base` when HEAD descends from it, else their merge
-    base (a branch that moved on since: its later changes are not this fix)."""
-    fork = source.fork_point(base)
-    if fork is None and source.is_shallow():
-        raise RedFirstError(
-            rev, f"this shallow clone cannot tell where HEAD's history left {base[:12]}",
-            remedy="fetch the history between them (actions/checkout with fetch-depth: 0, or "
-            "git fetch --deepen=N), or name the commit the fix was made on",
-        )
-    if fork is None:
-        raise RedFirstError(rev, f"{base[:12]} and HEAD share no history",
-                            remedy="name the commit the fix was made on")
-    if fork == source.head and base != source.head:
-        raise RedFirstError(rev, f"{base[:12]} is a descendant of HEAD: HEAD holds no fix on "
-                                 "top of it", remedy="name a commit before the fix")
-    return fork
-
-
-def _revertible(source: SourceRepo, rev: str, base: str, fix: tuple[str, ...]) -> None:
-    """Every file of the fix can be put back: a regular file (or nothing) at the base."""
-    for path in fix:
-        mode = source.mode_at(base, path)
-        if mode is not None and mode not in REGULAR_MODES:
-            raise RedFirstError(
-                rev, f"{path} cannot be reverted: at {base[:12]} it is not a regular file "
-                f"(git mode {mode})", remedy="name the tests' side with --keep PATH if it is "
-                "not part of the fix",
-            )
-
-
-def redfirst(
-    settings: Settings, request: RedFirstRequest, listener: Listener,
-    environ: Mapping[str, str],
-) -> tuple[RedFirst, Path]:
-    """Run the tests at HEAD and with the fix reverted (`mutharness redfirst`); the record,
-    and the results file it was written to."""
-    prepared = prepare(settings, environ)
-    source = prepared.source
-    named = source.base_commit(request.rev)
-    base = _fork_point(source, request.rev, named)
-    changed = tuple(sorted(set(source.committed_since(base)) | set(prepared.included)))
-    runner, tests = _red_first_tests(request, prepared.specs, changed, prepared.tracked)
-    known = _with_directories(prepared.tracked)
-    for kept in request.keep:
-        if kept not in known:
-            raise RedFirstError(request.rev, f"--keep {kept} names nothing HEAD tracks",
-                                remedy="name a repo-relative file or directory, / separated")
-    fix = fix_files(changed, runner, tests, request.keep,
-                    _records(source, prepared.specs, request.evidence_dir))
-    if not fix:
-        raise RedFirstError(
-            request.rev, "no file outside the tests changed since: there is no fix to revert",
-            remedy="name the base the fix was made on, e.g. the commit before it",
-        )
-    _revertible(source, request.rev, base, fix)
-    spec = Spec("red-first", "", "", tests, 0, (), runner)
-    proof = Proof(request.rev, base, spec, fix, prepared.options["baseline-timeout"],
-                  request.load_error_is_red, request.expect_red,
-                  named if named != base else "")
-    with locked(prepared):
-        listener.head(source, prepared.changes)
-        listener.proving(proof)
-        with opened(source, prepared.included, prepared.options, (spec,), listener, environ,
-                    prepared.temp_dir) as bench:
-            record = replace(prove(proof, source, bench.lab, prepared.tracked),
-                             flags=tuple(prepared.options.flags()), keep=request.keep)
-            tools = bench.runners.versions
-    path = settings.json_path or prepared.run_dir / "redfirst.json"
-    write_red_first(record, tuple(spec.id for spec in prepared.specs), settings.command,
-                    tools, path)
-    return record, path
