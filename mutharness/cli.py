@@ -89,12 +89,15 @@ def _given(given: dict[str, Any]) -> dict[str, Any]:
     return {option.name: given[option.parameter] for option in OPTIONS}
 
 
-def _run_plain(body: Callable[[Console], int], doing: str) -> NoReturn:
-    """A command that runs no test: its error as one line and its exit code."""
+def _run_plain(body: Callable[[Console], int], doing: str, git: bool = True) -> NoReturn:
+    """A command that runs no test: its error as one line and its exit code (one that uses
+    `git`: after the library floors are checked and git's environment scrubbed)."""
     from mutharness.reports.console import Console
 
     console = Console()
     try:
+        if git:
+            _prepare()
         code = body(console)
     except MutharnessError as error:
         _fail(error, console)
@@ -206,17 +209,22 @@ def verify(
     directory, whose *.json files are verified in name order. Every option can also be set
     in the project config file; the command line wins.
     """
-    from mutharness.commands import verify as command
     from mutharness.reports.console import Console
     from mutharness.reports.outputs import Reports
 
     console = Console(color=True if force_color else None, progress=not no_progress)
-    _run_command(console, lambda: command.run(
-        console, specs, _given(given), since=since, allow_dirty=allow_dirty,
-        fail_fast=fail_fast, jobs=jobs, shard_text=shard_text, json_path=json_path,
-        evidence_dir=evidence_dir, template_dir=template_dir, config=config,
-        reports=Reports(junit_path, summary_path, stryker_path, html_path),
-    ), "preparing the run")
+
+    def body() -> int:  # imported after the library floors are checked
+        from mutharness.commands import verify as command
+
+        return command.run(
+            console, specs, _given(given), since=since, allow_dirty=allow_dirty,
+            fail_fast=fail_fast, jobs=jobs, shard_text=shard_text, json_path=json_path,
+            evidence_dir=evidence_dir, template_dir=template_dir, config=config,
+            reports=Reports(junit_path, summary_path, stryker_path, html_path),
+        )
+
+    _run_command(console, body, "preparing the run")
 
 
 def _run_command(console: Console, body: Callable[[], int], doing: str) -> NoReturn:
@@ -273,14 +281,19 @@ def baseline_command(
     with the same tests share one measurement. Exit 2 if any is untrustworthy, else 1 if
     any drifted, else 0.
     """
-    from mutharness.commands import baseline as command
     from mutharness.reports.console import PinConsole
 
     console = PinConsole()
-    _run_command(console, lambda: command.run(
-        console, specs, _given(given), all_specs=all_specs, since=since, repeat=repeat,
-        allow_dirty=allow_dirty, config=config,
-    ), "measuring the baselines")
+
+    def body() -> int:  # imported after the library floors are checked
+        from mutharness.commands import baseline as command
+
+        return command.run(
+            console, specs, _given(given), all_specs=all_specs, since=since, repeat=repeat,
+            allow_dirty=allow_dirty, config=config,
+        )
+
+    _run_command(console, body, "measuring the baselines")
 
 
 @main.command("redfirst")
@@ -324,16 +337,21 @@ def redfirst_command(
     when every test passes at HEAD and at least one (and every --expect-red) fails with the
     fix reverted; 1 when none does; 2 when there is no trustworthy answer.
     """
-    from mutharness.commands import redfirst as command
     from mutharness.reports.console import Console
 
     console = Console()
-    _run_command(console, lambda: command.run(
-        console, specs, _given(given), rev=rev, tests=tests, expect_red=expect_red,
-        load_error_is_red=load_error_is_red, keep=keep, allow_dirty=allow_dirty,
-        json_path=json_path, evidence_dir=evidence_dir, template_dir=template_dir,
-        config=config,
-    ), "proving red-first")
+
+    def body() -> int:  # imported after the library floors are checked
+        from mutharness.commands import redfirst as command
+
+        return command.run(
+            console, specs, _given(given), rev=rev, tests=tests, expect_red=expect_red,
+            load_error_is_red=load_error_is_red, keep=keep, allow_dirty=allow_dirty,
+            json_path=json_path, evidence_dir=evidence_dir, template_dir=template_dir,
+            config=config,
+        )
+
+    _run_command(console, body, "proving red-first")
 
 
 @main.command()
@@ -349,13 +367,17 @@ def render(results: Path, out_dir: Path | None, template_dir: Path | None,
            junit_path: Path | None, summary_path: Path | None, stryker_path: Path | None,
            html_path: Path | None) -> None:
     """Re-render evidence (and reports) from a saved RESULTS file; never reruns tests."""
-    from mutharness.commands import render as command
     from mutharness.reports.outputs import Reports
 
-    _run_plain(lambda console: command.run(
-        console, results, out_dir=out_dir, template_dir=template_dir,
-        reports=Reports(junit_path, summary_path, stryker_path, html_path),
-    ), "writing the evidence and reports")
+    def body(console: Console) -> int:  # imported after the library floors are checked
+        from mutharness.commands import render as command
+
+        return command.run(
+            console, results, out_dir=out_dir, template_dir=template_dir,
+            reports=Reports(junit_path, summary_path, stryker_path, html_path),
+        )
+
+    _run_plain(body, "writing the evidence and reports", git=False)
 
 
 @main.command("merge", epilog=EXIT_CODES_HELP)
@@ -384,14 +406,18 @@ def merge_command(
     what its recorded facts give, and that they are a run of this checkout (HEAD, or the
     commit --commit names: its spec bytes and the files the verdicts depend on). Exits as
     verify would have for the whole run."""
-    from mutharness.commands import merge as command
     from mutharness.reports.outputs import Reports
 
-    _run_plain(lambda console: command.run(
-        console, shards, json_path=json_path, evidence_dir=evidence_dir,
-        template_dir=template_dir, commit_rev=commit_rev,
-        reports=Reports(junit_path, summary_path, stryker_path, html_path),
-    ), "merging the shards' results")
+    def body(console: Console) -> int:  # imported after the library floors are checked
+        from mutharness.commands import merge as command
+
+        return command.run(
+            console, shards, json_path=json_path, evidence_dir=evidence_dir,
+            template_dir=template_dir, commit_rev=commit_rev,
+            reports=Reports(junit_path, summary_path, stryker_path, html_path),
+        )
+
+    _run_plain(body, "merging the shards' results")
 
 
 @main.command()
@@ -404,10 +430,13 @@ def check(specs: tuple[Path, ...], suggest: bool, since: str | None) -> None:
 
     No tests run; every problem is listed at once. Fast enough for a pre-commit hook.
     """
-    from mutharness.commands import check as command
 
-    _run_plain(lambda console: command.run(console, specs, suggest=suggest, since=since),
-               "checking the specs")
+    def body(console: Console) -> int:  # imported after the library floors are checked
+        from mutharness.commands import check as command
+
+        return command.run(console, specs, suggest=suggest, since=since)
+
+    _run_plain(body, "checking the specs")
 
 
 @main.command("evidence-check")
@@ -416,6 +445,10 @@ def check(specs: tuple[Path, ...], suggest: bool, since: str | None) -> None:
 @_guarded("checking the evidence")
 def evidence_check(evidence_dir: Path | None) -> None:
     """Exit 1 when an evidence document is stale: a file it depends on changed since."""
-    from mutharness.commands import evidence_check as command
 
-    _run_plain(lambda console: command.run(console, evidence_dir), "checking the evidence")
+    def body(console: Console) -> int:  # imported after the library floors are checked
+        from mutharness.commands import evidence_check as command
+
+        return command.run(console, evidence_dir)
+
+    _run_plain(body, "checking the evidence")

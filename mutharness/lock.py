@@ -14,8 +14,8 @@ from pathlib import Path
 
 import filelock
 
-from mutharness.atomic import write_atomic
 from mutharness.errors import LockBusyError, WorkspaceError
+from mutharness.repo.files import write_atomic
 
 LOCK_NAME = "lock"
 HOLDER_NAME = "lock-holder.json"

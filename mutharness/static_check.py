@@ -15,8 +15,8 @@ from mutharness.errors import SpecError, SpecProblem
 from mutharness.model.anchors import Splice, locate
 from mutharness.model.spec import Mutation, Spec, read_specs
 from mutharness.paths import linked_parent
+from mutharness.repo.source import REGULAR_MODES, SourceRepo, status_paths
 from mutharness.runners.registry import runner_kind
-from mutharness.workspace import REGULAR_MODES, SourceRepo, status_paths
 
 MAX_TARGET_BYTES = 16 * 1024 * 1024  # a target is source text, read whole: bounded
 _KINDS: Final = MappingProxyType({"120000": "a symlink", "160000": "a submodule"})

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from mutharness.paths import WORKSPACE_PREFIX
 from mutharness.process import kill_in_workspace
-from mutharness.workspace import MARKER, remove_workspace_dir
+from mutharness.repo.workspace import MARKER, remove_workspace_dir
 
 
 def pid_alive(pid: int) -> bool:

@@ -38,17 +38,12 @@ from mutharness.options import (
     working_tree,
 )
 from mutharness.paths import repo_path
+from mutharness.repo.git import configure_git, enclosing_worktrees
+from mutharness.repo.source import SourceRepo, open_source, status_paths
+from mutharness.repo.workspace import temp_directory
 from mutharness.reports.console import Console
 from mutharness.static_check import Committed, check_spec_files, tracked_with
 from mutharness.sweep import sweep_stale_workspaces
-from mutharness.workspace import (
-    SourceRepo,
-    configure_git,
-    enclosing_worktrees,
-    open_source,
-    status_paths,
-    temp_directory,
-)
 
 POLICY_NAME = "platform-skips.json"  # beside the specs, and not one
 

@@ -18,11 +18,11 @@ from mutharness.model.affected import fix_files
 from mutharness.model.redfirst import Proof, RedFirst
 from mutharness.model.results import write_red_first
 from mutharness.model.spec import Spec
+from mutharness.repo.source import REGULAR_MODES, SourceRepo
 from mutharness.reports.console import Console
 from mutharness.reports.evidence import add_red_first, load_templates
 from mutharness.runners.registry import RUNNERS, detected, runner_kind
 from mutharness.signals import interrupts
-from mutharness.workspace import REGULAR_MODES, SourceRepo
 
 
 def run(

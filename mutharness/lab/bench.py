@@ -13,9 +13,10 @@ from mutharness.lab.logs import RunLogs
 from mutharness.lab.scenario import Lab
 from mutharness.model.spec import Spec
 from mutharness.options import Options
+from mutharness.repo.source import SourceRepo
+from mutharness.repo.workspace import Workspace
 from mutharness.runners.base import Isolation, Runner
 from mutharness.runners.making import RunnerSetup, make_runner
-from mutharness.workspace import SourceRepo, Workspace
 
 
 class Runners:

@@ -13,8 +13,8 @@ if TYPE_CHECKING:
     from mutharness.model.results import MutationResult
     from mutharness.model.shards import ShardPlan
     from mutharness.model.spec import Mutation, Spec
+    from mutharness.repo.source import SourceRepo
     from mutharness.runners.base import RunFacts
-    from mutharness.workspace import SourceRepo
 
 
 class Phase(StrEnum):

@@ -18,9 +18,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from mutharness.atomic import create_atomic, write_atomic
 from mutharness.paths import linked_parent, plain_name
-from mutharness.workspace import remove_path
+from mutharness.repo.files import create_atomic, remove_path, write_atomic
 
 LOG_CAP = 256 * 1024  # bytes kept of one scenario's log: its first and last halves
 RUNS = "runs"  # under the run directory (.mutharness)

@@ -53,8 +53,8 @@ from mutharness.model.shards import Shard, ShardPlan
 from mutharness.model.spec import Spec
 from mutharness.model.verdict import Verdict
 from mutharness.paths import plain_name
+from mutharness.repo.workspace import marked_directory
 from mutharness.sweep import sweep_stale_workspaces
-from mutharness.workspace import marked_directory
 
 POLL_S = 0.05  # how often the workers' results files are read
 LOG_TAIL_CHARS = 2000

@@ -14,8 +14,8 @@ from mutharness.model.pins import Pin
 from mutharness.model.skips import SkipRules
 from mutharness.model.spec import Spec
 from mutharness.options import Options
+from mutharness.repo.source import SourceRepo
 from mutharness.runners.base import RunFacts, Runner, SpecFiles
-from mutharness.workspace import SourceRepo
 
 
 def _isolation(runner: Runner, files: SpecFiles, facts: RunFacts) -> MutharnessError | None:

@@ -10,9 +10,10 @@ from mutharness.errors import WorkspaceError
 from mutharness.lab.scenario import Lab, Ran, Scenario, run_scenario
 from mutharness.model.redfirst import Proof, RedFirst, pair
 from mutharness.model.verdict import run_problem
+from mutharness.repo.files import remove_path
+from mutharness.repo.source import REGULAR_MODES, SourceRepo
 from mutharness.runners.base import RunFacts, SpecFiles
 from mutharness.runners.registry import runner_kind
-from mutharness.workspace import REGULAR_MODES, SourceRepo, remove_path
 
 
 def _side(ran: Ran, side: str, load_errors: bool, reverted: tuple[str, ...] = ()) -> str:

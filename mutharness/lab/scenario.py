@@ -13,9 +13,9 @@ from mutharness.lab.logs import RunLogs, mutant_scenario
 from mutharness.model.anchors import Splice, locate, unified_diff
 from mutharness.model.spec import Mutation, Spec
 from mutharness.paths import plain_name
+from mutharness.repo.workspace import Workspace
 from mutharness.runners.base import RunFacts, Runner, RunRequest
 from mutharness.signals import deferred
-from mutharness.workspace import Workspace
 
 
 class Kind(StrEnum):

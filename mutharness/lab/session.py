@@ -36,9 +36,9 @@ from mutharness.model.verdict import (
     skip_reasons,
 )
 from mutharness.options import CONFIG_FILE, Options, project_inputs
+from mutharness.repo.source import SourceRepo
 from mutharness.runners.base import RunFacts, SpecFiles
 from mutharness.runners.registry import runner_kind
-from mutharness.workspace import SourceRepo
 
 FAIL_FAST = "stopped at the first unexpected result (--fail-fast)"
 

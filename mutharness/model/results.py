@@ -14,7 +14,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from mutharness.atomic import write_atomic
 from mutharness.errors import ExitCode, MutharnessError, RecordedError, ResultsError
 from mutharness.model.anchors import Location, Position
 from mutharness.model.pins import Pin
@@ -23,6 +22,7 @@ from mutharness.model.shards import Planned, Shard, ShardPlan
 from mutharness.model.spec import Mutation, Spec
 from mutharness.model.verdict import Verdict
 from mutharness.paths import shown
+from mutharness.repo.files import write_atomic
 from mutharness.runners.base import (
     NoFacts,
     Outcome,

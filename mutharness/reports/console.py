@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # at run time the console needs only click: it reports missin
     from mutharness.lab.events import Phase
     from mutharness.model.affected import Selection
     from mutharness.model.redfirst import Proof
-    from mutharness.workspace import SourceRepo
+    from mutharness.repo.source import SourceRepo
 
 MAX_FAILING_SHOWN = 4
 MAX_INVARIANTS_SHOWN = 20

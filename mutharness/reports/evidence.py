@@ -13,11 +13,11 @@ from urllib.parse import quote
 
 import jinja2
 
-from mutharness.atomic import write_atomic
 from mutharness.errors import EnvironmentProblem, InputProblem, ResultsError
 from mutharness.model.redfirst import RedFirst
 from mutharness.model.results import RunResult, from_json, to_json
 from mutharness.paths import visible
+from mutharness.repo.files import write_atomic
 from mutharness.reports.markdown import escape_markdown
 
 INDEX = "index.md"

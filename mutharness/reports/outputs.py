@@ -9,8 +9,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from mutharness.atomic import write_atomic
 from mutharness.model.results import RunResult
+from mutharness.repo.files import write_atomic
 from mutharness.reports.annotations import workflow_commands
 from mutharness.reports.html import html_report
 from mutharness.reports.junit import junit_xml

@@ -15,8 +15,8 @@ from pathlib import Path
 from mutharness.digest import file_digest
 from mutharness.errors import ResultsError
 from mutharness.model.results import from_json
+from mutharness.repo.source import SourceRepo
 from mutharness.reports.evidence import FACTS_SUFFIX, INDEX
-from mutharness.workspace import SourceRepo
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 

@@ -203,7 +203,7 @@ def edit_json(path: Path, change: Callable[[dict[str, Any]], None]) -> Path:
 
 def copy_recording(recorded: Path, into: Path) -> None:
     """A test's own copy of a recording: git repositories keep their HEAD and bytes."""
-    from mutharness.atomic import copy_file  # never CopyFile2, which Wine lacks
+    from mutharness.repo.files import copy_file  # never CopyFile2, which Wine lacks
 
     for entry in recorded.iterdir():
         if entry.is_dir():
@@ -244,7 +244,7 @@ def node_project(tmp_path: Path, git_home: Path) -> Path:
     """The fixture Node project as a committed git repository, with its preload configured."""
     import shutil
 
-    from mutharness.atomic import copy_file
+    from mutharness.repo.files import copy_file
 
     root = tmp_path / "nodeproject"
     shutil.copytree(NODE_FIXTURE, root, ignore=shutil.ignore_patterns("TRUTH.json"),

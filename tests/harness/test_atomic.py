@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from mutharness import atomic
-from mutharness.atomic import create_atomic, write_atomic
+from mutharness.repo import files as atomic
+from mutharness.repo.files import create_atomic, write_atomic
 
 HOLDER = '''\
 import sys, time

@@ -13,9 +13,10 @@ from mutharness.lab import bench
 from mutharness.lab.events import Silent
 from mutharness.model.spec import load_specs
 from mutharness.options import resolve
+from mutharness.repo.git import configure_git
+from mutharness.repo.source import open_source
 from mutharness.runners.base import Runner
 from mutharness.runners.making import RunnerSetup, make_runner
-from mutharness.workspace import configure_git, open_source
 
 
 def test_a_runner_that_fails_to_close_leaves_no_workspace_behind(

@@ -23,7 +23,7 @@ from liverun import Sandbox, snapshot
 from mutharness.digest import tree_digest
 from mutharness.errors import ExitCode, WorkspaceError
 from mutharness.lock import HOLDER_NAME, repository_lock
-from mutharness.workspace import refused_directory
+from mutharness.repo.git import refused_directory
 
 Cli = Callable[..., Completed]
 MakeProject = Callable[..., Project]

@@ -21,9 +21,9 @@ from liverun import HANG_GUARD, Sandbox, add_probes, alive, spawn, wait_for
 
 from mutharness.errors import EnvironmentProblem
 from mutharness.model.results import SCHEMA_VERSION
+from mutharness.repo.files import remove_tree
 from mutharness.reports.evidence import escape_markdown, fence, render_documents, write_evidence
 from mutharness.reports.staleness import parse_facts
-from mutharness.workspace import remove_tree
 
 
 def parse_document(document: str) -> tuple[str, dict[str, str]] | str:

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from conftest import CALC, Completed, Project, calc_project, git, recording, run_cli
 
-from mutharness.atomic import copy_file
 from mutharness.digest import file_digest
+from mutharness.repo.files import copy_file
 from mutharness.reports.evidence import sha256sum
 
 Cli = Callable[..., Completed]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mutharness.workspace import find_git, parse_git_version
+from mutharness.repo.git import find_git, parse_git_version
 
 GIT = "git.exe" if sys.platform == "win32" else "git"
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="POSIX permission bits")
@@ -150,12 +150,12 @@ def test_a_git_that_can_no_longer_be_started_is_a_git_error_not_a_traceback(
     tmp_path: Path
 ) -> None:
     from mutharness.errors import GitError
-    from mutharness.workspace import GitInfo, _run, configure_git
+    from mutharness.repo.git import GitInfo, configure_git, run_git
 
     real = configure_git(os.environ.get("PATH", os.defpath))
     gone = GitInfo(str(tmp_path / "no-such-git"), real.version)
 
     with pytest.raises(GitError) as raised:
-        _run(gone, tmp_path, ["status"])
+        run_git(gone, tmp_path, ["status"])
 
     assert raised.value.message().startswith(f"git status could not be started in {tmp_path}")

@@ -46,8 +46,8 @@ from mutharness.commands.verify import execute
 from mutharness.errors import ExitCode, ForcedExit, Interrupted
 from mutharness.lab.events import Phase
 from mutharness.lock import repository_lock
+from mutharness.repo.workspace import MARKER
 from mutharness.signals import SignalStages, deferred, exit_status, handled_signals, interrupts
-from mutharness.workspace import MARKER
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and process groups")
 

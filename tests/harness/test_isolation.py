@@ -18,7 +18,7 @@ import pytest
 from conftest import Completed, Project, default_spec, git, wine_cannot
 from liverun import ONE_MUTATION_SPEC, Sandbox, snapshot
 
-from mutharness.atomic import copy_file
+from mutharness.repo.files import copy_file
 
 Cli = Callable[..., Completed]
 MakeProject = Callable[..., Project]

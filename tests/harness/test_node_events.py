@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mutharness.atomic import copy_file
+from mutharness.repo.files import copy_file
 from mutharness.runners.node import events as node_events
 from mutharness.runners.node.events import NodeEvents, NodeTest, read_events
 

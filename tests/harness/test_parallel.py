@@ -16,8 +16,8 @@ import pytest
 from conftest import BOUNDS, Completed, Project, default_spec, git
 
 from mutharness.model.results import from_json, to_json
+from mutharness.repo.workspace import MARKER
 from mutharness.sweep import pid_alive
-from mutharness.workspace import MARKER
 
 ProjectFactory = Callable[..., Project]
 Cli = Callable[..., Completed]

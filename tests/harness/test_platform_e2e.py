@@ -196,7 +196,7 @@ def test_a_run_killed_outright_leaves_nothing_running_once_the_next_run_has_swep
 def test_a_file_a_test_named_after_a_windows_device_is_removed_with_its_directory(
     tmp_path: Path,
 ) -> None:
-    from mutharness.workspace import remove_tree
+    from mutharness.repo.files import remove_tree
 
     project = tmp_path / "project"
     project.mkdir()

@@ -28,8 +28,8 @@ from liverun import (
     wait_for,
 )
 
+from mutharness.repo.workspace import MARKER
 from mutharness.sweep import pid_alive, sweep_stale_workspaces
-from mutharness.workspace import MARKER
 
 Cli = Callable[..., Completed]
 MakeProject = Callable[..., Project]

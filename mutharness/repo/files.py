@@ -1,21 +1,17 @@
-"""Atomic file writes: a reader sees the old file or the new one, never half of one.
-
-The bytes go to a new sibling file that is then renamed over the target, so an existing file's
-inode (a hard link out of a tree, say) is never written, and a link at the target is replaced,
-never followed. On Windows a file another process has open (a `-j` run reading a worker's
-results, a virus scanner) cannot be renamed over for that moment: the rename is retried.
-`create_atomic` links the new file in instead, so whatever is already at the target is kept.
-"""
+"""File primitives: atomic writes (never into an existing inode, never through a link),
+plain copies, and removal that never follows a link."""
 
 from __future__ import annotations
 
 import os
 import secrets
 import shutil
+import stat
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 _BY_UMASK = 0o666  # what open() asks for; the umask then decides
 REPLACE_RETRY_S = 5.0  # Windows: how long a rename over a file open elsewhere is retried
@@ -100,3 +96,64 @@ def copy_file(source: str | Path, target: str | Path) -> str:
 def copy_tree(source: Path, target: Path) -> None:
     """Copy a directory tree, links as links, every file with `copy_file`."""
     shutil.copytree(source, target, symlinks=True, copy_function=copy_file)
+
+
+def _make_deletable(path: str) -> None:
+    """Give the owner write access to `path`'s directory and to `path` itself (a read-only
+    file, as git's objects on Windows; a read-only directory a test left behind)."""
+    parent = os.path.dirname(path) or os.curdir
+    os.chmod(parent, stat.S_IMODE(os.lstat(parent).st_mode) | stat.S_IRWXU)
+    info = os.lstat(path)
+    if stat.S_ISDIR(info.st_mode):
+        os.chmod(path, stat.S_IMODE(info.st_mode) | stat.S_IRWXU)
+    elif not stat.S_ISLNK(info.st_mode):
+        os.chmod(path, stat.S_IMODE(info.st_mode) | stat.S_IREAD | stat.S_IWRITE)
+
+
+_EXTENDED = "\\\\?\\"  # Windows' prefix that turns off name parsing (reserved names)
+
+
+def _onerror(func: Callable[..., Any], path: str, _info: Any) -> None:
+    """Make `path` deletable, then delete it (a directory: whole, now that it can be read).
+
+    On Windows a file a test named after a device (`nul`, `con`...) is reached only through
+    the extended path prefix."""
+    try:
+        _make_deletable(path)
+    except FileNotFoundError:
+        return  # already gone (removed whole by an earlier retry)
+    if os.path.isdir(path) and not os.path.islink(path):
+        remove_tree(Path(path))
+        return
+    try:
+        func(path)
+    except OSError:
+        # `nul` in any directory names the device on Windows: lstat and chmod quietly act
+        # on it, the unlink fails; the extended prefix names the file itself
+        if sys.platform != "win32" or path.startswith(_EXTENDED):
+            raise
+        parent, name = os.path.split(path)  # abspath() itself turns `...\\nul` into the device
+        func(_EXTENDED + os.path.join(os.path.abspath(parent), name))
+
+
+def remove_tree(path: Path) -> None:
+    """Delete a directory tree, read-only files and directories included; never follows a link."""
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(path, onexc=_onerror)
+    else:  # pragma: no cover - Python 3.11
+        shutil.rmtree(path, onerror=_onerror)
+
+
+def remove_path(path: Path) -> None:
+    """Delete a file, link or directory tree (never what a link points to)."""
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(info.st_mode):
+        remove_tree(path)
+        return
+    try:
+        path.unlink()
+    except OSError:
+        _onerror(os.unlink, str(path), None)  # read-only, or a Windows device name

@@ -1,0 +1,1 @@
+"""The repository side: git, the source repository, the workspace, file primitives."""

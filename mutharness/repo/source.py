@@ -1,0 +1,255 @@
+"""The user's repository, read-only: HEAD fixed when a run starts, its blobs and modes, status
+and history."""
+
+from __future__ import annotations
+
+import stat
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from mutharness.errors import GitError
+from mutharness.paths import shown
+from mutharness.repo.files import write_atomic
+from mutharness.repo.git import GitInfo, call_git, repository_filters, run_git, switched_off
+
+RUN_DIR = ".mutharness"
+REGULAR_MODES = ("100644", "100755")
+_EOL_KEYS = ("core.autocrlf", "core.eol", "core.safecrlf")
+
+@dataclass(frozen=True)
+class SourceRepo:
+    """The user's repository: read, never written (except the self-ignoring run directory)."""
+
+    root: Path
+    head: str  # fixed when the run starts: a commit made meanwhile never enters its results
+    git: GitInfo
+    filters: tuple[str, ...] = ()  # the repository's own filter drivers: never run
+
+    @property
+    def neutral(self) -> tuple[str, ...]:
+        """The `-c` pairs that keep the repository's own filter drivers from running."""
+        return switched_off(self.filters)
+
+    @property
+    def short(self) -> str:
+        """The abbreviated HEAD commit."""
+        return self.head[:12]
+
+    @property
+    def run_dir(self) -> Path:
+        """The self-ignoring `.mutharness/` directory at the repository root."""
+        return self.root / RUN_DIR
+
+    def run_dir_problem(self, tracked: Iterable[str]) -> str | None:
+        """Why `.mutharness/` cannot be used as the run directory (None when it can)."""
+        committed = sorted(path for path in tracked if path == RUN_DIR or path.startswith(
+            f"{RUN_DIR}/"))
+        if committed:
+            return f"{RUN_DIR} is committed to the repository ({shown(committed[0])})"
+        try:
+            info = self.run_dir.lstat()
+        except FileNotFoundError:
+            return None
+        except OSError as error:
+            return f"{self.run_dir} cannot be examined: {error.strerror}"
+        if stat.S_ISLNK(info.st_mode):
+            return f"{self.run_dir} is a symlink (mutharness never writes through one)"
+        if not stat.S_ISDIR(info.st_mode):
+            return f"{self.run_dir} is not a directory"
+        for name in (".gitignore", "lock", "lock-holder.json", "results.json",
+                     "results.previous.json"):
+            inside = self.run_dir / name
+            if inside.is_symlink() or (inside.exists() and not inside.is_file()):
+                return f"{inside} is not a regular file (mutharness never writes through a link)"
+        runs = self.run_dir / "runs"  # the scenarios' logs (lab.logs)
+        if runs.is_symlink() or (runs.exists() and not runs.is_dir()):
+            return f"{runs} is not a directory (mutharness never writes through a link)"
+        return None
+
+    def ensure_run_dir(self) -> Path:
+        """Create `.mutharness/` with its own `.gitignore` of `*` (like .pytest_cache)."""
+        self.run_dir.mkdir(exist_ok=True)
+        ignore = self.run_dir / ".gitignore"
+        if not ignore.exists():
+            write_atomic(ignore, "# created by mutharness; ignores this directory\n*\n")
+        return self.run_dir
+
+    def changes(self) -> tuple[str, ...]:
+        """Uncommitted changes as `git status --porcelain` lines (untracked files included)."""
+        output = run_git(
+            self.git, self.root,
+            ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"],
+            self.neutral, strip_newline_in_stdout=False,
+        )
+        entries = [entry for entry in output.split("\0") if entry]
+        return tuple(
+            entry for entry in entries if not entry[3:].startswith(f"{RUN_DIR}/")
+        )
+
+    def tracked(self) -> dict[str, str]:
+        """Every path in HEAD's tree mapped to its git mode (exact case)."""
+        output = run_git(
+            self.git, self.root, ["ls-tree", "-r", "-z", "--full-tree", self.head],
+            strip_newline_in_stdout=False,
+        )
+        modes: dict[str, str] = {}
+        for entry in output.split("\0"):
+            if entry:
+                meta, path = entry.split("\t", 1)
+                modes[path] = meta.split()[0]
+        return modes
+
+    def committed_size(self, path: str) -> int | None:
+        """The size of `path`'s blob at HEAD (None when HEAD holds no such blob)."""
+        try:
+            return int(run_git(self.git, self.root, ["cat-file", "-s", f"{self.head}:{path}"]))
+        except (GitError, ValueError):
+            return None
+
+    def committed_bytes(self, path: str) -> bytes | None:
+        """`path` as a checkout of HEAD writes it, line endings and filters applied (the
+        repository's own filter drivers never run): the bytes a workspace holds."""
+        return self.bytes_at(self.head, path)
+
+    def base_commit(self, rev: str) -> str:
+        """The commit `rev` names (for `--since` / `--base`); a clear error when this clone
+        does not hold it (a shallow CI clone fetched without the base)."""
+        if not rev or rev.startswith("-"):
+            raise GitError(f"{rev!r} is not a revision", remedy="name a commit, branch or tag")
+        try:
+            found = run_git(self.git, self.root, ["rev-parse", "--verify", "--quiet",
+                                               "--end-of-options", f"{rev}^{{commit}}"])
+        except GitError:
+            found = ""
+        if not found.strip():
+            if self.is_shallow():
+                raise GitError(
+                    f"{rev} is not a commit this clone holds (it is a shallow clone)",
+                    remedy=(
+                        f"fetch it as well as HEAD, e.g. git fetch --depth=1 origin {rev} (in "
+                        "GitHub Actions: the pull request's base sha); --since compares the "
+                        "two trees and needs no history between them"
+                    ),
+                )
+            raise GitError(f"{rev} names no commit in this repository",
+                           remedy="check the name: a commit, branch or tag (git log --oneline)")
+        return found.strip()
+
+    def is_shallow(self) -> bool:
+        """Whether this clone lacks history (`git clone --depth`)."""
+        return run_git(self.git, self.root, ["rev-parse", "--is-shallow-repository"]).strip() \
+            == "true"
+
+    def fork_point(self, base: str) -> str | None:
+        """`base` when it is an ancestor of HEAD, else the commit HEAD's history left it at
+        (their merge base); None when this clone's history cannot tell."""
+        try:
+            run_git(self.git, self.root, ["merge-base", "--is-ancestor", base, self.head])
+            return base
+        except GitError:
+            pass
+        try:
+            found = run_git(self.git, self.root, ["merge-base", base, self.head]).strip()
+        except GitError:
+            return None
+        return found or None
+
+    def committed_since(self, base: str) -> tuple[str, ...]:
+        """The paths whose blobs differ between `base` and HEAD (both sides of a rename)."""
+        output = run_git(self.git, self.root, [
+            "diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", "--no-textconv",
+            base, self.head, "--",
+        ], self.neutral, strip_newline_in_stdout=False)
+        return tuple(sorted(path for path in output.split("\0") if path))
+
+    def changed_since(self, base: str) -> tuple[str, ...]:
+        """Every path changed since `base`: committed since, uncommitted, and untracked."""
+        return tuple(sorted(
+            set(self.committed_since(base)) | set(status_paths(self.changes()))
+        ))
+
+    def bytes_at(self, commit: str, path: str) -> bytes | None:
+        """`path` as a checkout of `commit` writes it (None when that commit lacks it)."""
+        try:
+            output = call_git(
+                self.git, self.root, ["cat-file", "--filters", f"{commit}:{path}"],
+                self.neutral, stdout_as_string=False, strip_newline_in_stdout=False,
+            )
+        except GitError:
+            return None
+        return bytes(output)
+
+    def mode_at(self, commit: str, path: str) -> str | None:
+        """`path`'s git mode in `commit`'s tree (None when it holds no such entry)."""
+        output = run_git(self.git, self.root, ["ls-tree", "-z", commit, "--", path],
+                      strip_newline_in_stdout=False)
+        for entry in output.split("\0"):
+            if entry and entry.split("\t", 1)[-1] == path:
+                return entry.split()[0]
+        return None
+
+    def last_commit_touching(self, paths: Iterable[str]) -> str:
+        """The newest commit at or before HEAD that changed any of `paths` (HEAD if none did)."""
+        wanted = sorted(set(paths))
+        if not wanted:
+            return self.head
+        found = run_git(self.git, self.root, ["log", "-1", "--format=%H", self.head, "--", *wanted])
+        return found.strip() or self.head
+
+    def commits_touching_since(self, commit: str, paths: Iterable[str]) -> int | None:
+        """How many commits after `commit` up to HEAD changed any of `paths` (None: unknown)."""
+        try:
+            counted = run_git(self.git, self.root, [
+                "rev-list", "--count", f"{commit}..HEAD", "--", *sorted(set(paths)),
+            ])
+        except GitError:
+            return None
+        return int(counted.strip() or 0)
+
+    def info_attributes(self) -> bytes | None:
+        """The repository's own `info/attributes` (uncommitted EOL rules...), if it has one."""
+        found = Path(run_git(self.git, self.root, ["rev-parse", "--git-path", "info/attributes"])
+                     .strip())
+        path = found if found.is_absolute() else self.root / found
+        if path.is_symlink() or not path.is_file():
+            return None
+        return path.read_bytes()
+
+    def eol_config(self) -> tuple[str, ...]:
+        """`-c key=value` pairs for the EOL settings in force here, for the workspace checkout."""
+        pairs: list[str] = []
+        for key in _EOL_KEYS:
+            try:
+                value = run_git(self.git, self.root, ["config", "--get", key]).strip()
+            except GitError:
+                continue
+            pairs += ["-c", f"{key}={value}"]
+        return tuple(pairs)
+
+
+def status_paths(changes: Iterable[str]) -> tuple[str, ...]:
+    """The paths of `git status --porcelain=v1` lines (`XY path`)."""
+    return tuple(entry[3:] for entry in changes)
+
+
+def open_source(start: Path, git_info: GitInfo) -> SourceRepo:
+    """The repository containing `start`, with a born HEAD."""
+    if not start.is_dir():
+        raise GitError(f"{start} is not a directory")
+    try:
+        root = run_git(git_info, start, ["rev-parse", "--show-toplevel"]).strip()
+    except GitError as error:
+        if "not a git repository" in error.detail:
+            raise GitError(f"{start} is not inside a git repository") from None
+        raise
+    if not root:
+        raise GitError(f"{start} is inside a git directory, not a working tree")
+    root_path = Path(root).resolve()
+    try:
+        head = run_git(git_info, root_path, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])
+    except GitError:
+        raise GitError(
+            f"{root_path} has no commits yet (unborn HEAD)", remedy="commit first"
+        ) from None
+    return SourceRepo(root_path, head.strip(), git_info, repository_filters(git_info, root_path))
