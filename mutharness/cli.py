@@ -113,7 +113,7 @@ def _fail(error: MutharnessError, console: Console | None = None) -> NoReturn:
     sys.exit(error.exit_code)
 
 
-def _click_type(option: Option) -> Any:
+def _click_type(option: Option[Any]) -> Any:
     if option.kind is Kind.FLOAT:
         return click.FloatRange(min=option.minimum, max=option.maximum)
     if option.kind is Kind.INT:
@@ -132,9 +132,9 @@ def _with_options(command: Command) -> Command:
     for option in reversed(OPTIONS):
         default = "" if option.default in (None, (), False) else f" [default: {option.default}]"
         doc = option.doc if "[default:" in option.doc else option.doc + default
-        if option.kind is Kind.FLAG:
-            command = click.option(option.flag, option.parameter, is_flag=True, default=False,
-                                   help=doc)(command)
+        if option.kind is Kind.FLAG:  # --no-X: off, whatever the project config says
+            command = click.option(f"{option.flag}/{option.negation}", option.parameter,
+                                   default=None, help=doc)(command)
             continue
         command = click.option(
             option.flag, option.parameter, type=_click_type(option), default=None,

@@ -513,18 +513,20 @@ class ElementsDamaged(MutharnessError):
 
 
 class ConfigProblem(EnvironmentProblem):
-    """A project config file that cannot be used, naming the file, the key and the options
-    it could have named."""
-
+    """A project config file that cannot be used: every problem found in it (the key and
+    what is wrong with it), naming the options it could have named."""
 
     exit_code = ExitCode.USAGE
 
-
-    def __init__(self, file: str, key: str, what: str, known: tuple[str, ...]) -> None:
+    def __init__(self, file: str, problems: tuple[tuple[str, str], ...],
+                 known: tuple[str, ...]) -> None:
         self.file = file
-        self.key = key
-        where = f"{file}: {key}: " if key else f"{file}: "
-        super().__init__(f"{where}{what}", remedy=f"known options: {', '.join(known)}")
+        self.problems = problems
+        self.key = problems[0][0] if problems else ""  # the first problem's key
+        lines = [f"{key}: {what}" if key else what for key, what in problems]
+        text = (f"{file}: {lines[0]}" if len(lines) == 1
+                else f"{file}: {len(lines)} problems:\n  " + "\n  ".join(lines))
+        super().__init__(text, remedy=f"known options: {', '.join(known)}")
 
 
 class Interrupted(BaseException):

@@ -13,9 +13,10 @@ import stat
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from difflib import get_close_matches
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Final, Generic, TypeVar, cast
 
 from mutharness.errors import ConfigProblem
 from mutharness.paths import repo_path
@@ -52,13 +53,17 @@ class Source(StrEnum):
     CLI = "command line"
 
 
+T = TypeVar("T", covariant=True)  # an Option[tuple[str, ...]] is an Option[Sequence[str]]
+
+
 @dataclass(frozen=True)
-class Option:
-    """One setting: its name (the CLI flag and the config key), default and doc."""
+class Option(Generic[T]):
+    """One setting: its name (the CLI flag and the config key), default and doc; `T` is the
+    type of its value, which `Options[option]` gives."""
 
     name: str  # `timeout-floor`; a dotted name `node.import` is the key `import` of `[node]`
     kind: Kind
-    default: Any
+    default: T
     doc: str
     minimum: float | None = None
     maximum: float | None = None
@@ -70,67 +75,94 @@ class Option:
         return "--" + self.name.replace(".", "-")
 
     @property
+    def negation(self) -> str:
+        """A flag option's off switch: `--no-strict-skips`."""
+        return "--no-" + self.flag[2:]
+
+    @property
     def parameter(self) -> str:
         """The click parameter name."""
         return self.name.replace(".", "_").replace("-", "_")
 
 
-OPTIONS: tuple[Option, ...] = (
-    Option("python", Kind.PATH, None,
-           "Interpreter that runs pytest (e.g. a project venv's python); it needs pytest 7.4 or "
-           "newer and pytest-json-report [default: the interpreter running mutharness]."),
-    Option("node", Kind.PATH, "node",
-           "The node executable that runs node specs (20 or newer) [default: node on PATH]."),
-    Option("lock-timeout", Kind.FLOAT, 60.0,
-           "Seconds to wait for another run on this repository.", minimum=0),
-    Option("timeout-floor", Kind.FLOAT, 20.0,
-           "Minimum per-mutation timeout in seconds.", minimum=1),
-    Option("timeout-factor", Kind.FLOAT, 3.0,
-           "Per-mutation timeout = max(floor, factor x baseline + constant).", minimum=1),
-    Option("timeout-constant", Kind.FLOAT, 10.0,
-           "Seconds added to factor x baseline.", minimum=0),
-    Option("baseline-timeout", Kind.FLOAT, 900.0,
-           "Timeout of each baseline run in seconds.", minimum=1),
-    Option("baseline-runs", Kind.INT, 1,
-           "Run the baseline N times; a test that is not stable across them aborts (CI: 3).",
-           minimum=1, maximum=20),
-    Option("first-failure", Kind.FLAG, False,
-           "Stop each mutant's run at its first failing test, the tests in their own order "
-           "(pytest specs without xdist; a mutation with killedBy keeps full counts); the "
-           "evidence then names the killing test without full counts."),
-    Option("pytest-runner", Kind.TEXT, "subprocess",
-           "How pytest runs the baseline and each mutant: `subprocess` (a fresh `python -m "
-           "pytest` per run, the default) or, asked for, `forked` (a warm server that imports "
-           "pytest once and forks a child per run, where fork exists: faster, but a fork is "
-           "not a fresh interpreter; start-up code it cannot vouch for, or a first run of a "
-           "test set that differs from a fresh process's, falls back to `subprocess`).",
-           choices=("forked", "subprocess")),
-    Option("pytest-addopts", Kind.TEXT, None,
-           "Replaces the project's pytest `addopts` in every run (for options such as "
-           "--cov-fail-under that fail a subset of the suite for reasons unrelated to it)."),
-    Option("pytest-drop-addopts", Kind.TEXTS, (),
-           "Options removed by name from the project's pytest `addopts` in every run, each "
-           "with its value however written (`--cov-fail-under=90`, `--cov-fail-under 90`, "
-           "`-kexpr`; pytest's own parser says whether a name takes one); the rest of the "
-           "addopts stay. A name the addopts do not carry is refused. `-p` cannot be "
-           "dropped (pytest loads those plugins first): use pytest-addopts."),
-    Option("platform-skips", Kind.PATH, "specs/platform-skips.json",
-           "The reviewed platform skip policy, repo-relative (absent: no skip is approved)."),
-    Option("since-records", Kind.PATH, "evidence",
-           "Where --since reads each spec's record of its last run (the evidence facts "
-           "<spec-id>.json, as committed at HEAD): a change to a file that run imported selects "
-           "the spec; a spec without a record is always selected."),
-    Option("strict-skips", Kind.FLAG, False,
-           "Refuse any skipped or todo test the platform skip policy does not list."),
-    Option("node.import", Kind.TEXTS, (),
-           "Modules preloaded with `node --import` in every run, baseline and mutants alike "
-           "(e.g. ./test/setup-env.mjs)."),
-    Option("node.require", Kind.TEXTS, (),
-           "Modules preloaded with `node --require` in every run."),
-    Option("node.options", Kind.TEXTS, (),
-           "Extra node options for every run, from a fixed allow-list (see the README)."),
+PYTHON: Final = Option[str | None](
+    "python", Kind.PATH, None,
+    "Interpreter that runs pytest (e.g. a project venv's python); it needs pytest 7.4 or "
+    "newer and pytest-json-report [default: the interpreter running mutharness].")
+NODE: Final = Option[str](
+    "node", Kind.PATH, "node",
+    "The node executable that runs node specs (20 or newer) [default: node on PATH].")
+LOCK_TIMEOUT: Final = Option[float](
+    "lock-timeout", Kind.FLOAT, 60.0,
+    "Seconds to wait for another run on this repository.", minimum=0)
+TIMEOUT_FLOOR: Final = Option[float](
+    "timeout-floor", Kind.FLOAT, 20.0,
+    "Minimum per-mutation timeout in seconds.", minimum=1)
+TIMEOUT_FACTOR: Final = Option[float](
+    "timeout-factor", Kind.FLOAT, 3.0,
+    "Per-mutation timeout = max(floor, factor x baseline + constant).", minimum=1)
+TIMEOUT_CONSTANT: Final = Option[float](
+    "timeout-constant", Kind.FLOAT, 10.0,
+    "Seconds added to factor x baseline.", minimum=0)
+BASELINE_TIMEOUT: Final = Option[float](
+    "baseline-timeout", Kind.FLOAT, 900.0,
+    "Timeout of each baseline run in seconds.", minimum=1)
+BASELINE_RUNS: Final = Option[int](
+    "baseline-runs", Kind.INT, 1,
+    "Run the baseline N times; a test that is not stable across them aborts (CI: 3).",
+    minimum=1, maximum=20)
+FIRST_FAILURE: Final = Option[bool](
+    "first-failure", Kind.FLAG, False,
+    "Stop each mutant's run at its first failing test, the tests in their own order "
+    "(pytest specs without xdist; a mutation with killedBy keeps full counts); the "
+    "evidence then names the killing test without full counts.")
+PYTEST_RUNNER: Final = Option[str](
+    "pytest-runner", Kind.TEXT, "subprocess",
+    "How pytest runs the baseline and each mutant: `subprocess` (a fresh `python -m "
+    "pytest` per run, the default) or, asked for, `forked` (a warm server that imports "
+    "pytest once and forks a child per run, where fork exists: faster, but a fork is "
+    "not a fresh interpreter; start-up code it cannot vouch for, or a first run of a "
+    "test set that differs from a fresh process's, falls back to `subprocess`).",
+    choices=("forked", "subprocess"))
+PYTEST_ADDOPTS: Final = Option[str | None](
+    "pytest-addopts", Kind.TEXT, None,
+    "Replaces the project's pytest `addopts` in every run (for options such as "
+    "--cov-fail-under that fail a subset of the suite for reasons unrelated to it).")
+PYTEST_DROP_ADDOPTS: Final = Option[tuple[str, ...]](
+    "pytest-drop-addopts", Kind.TEXTS, (),
+    "Options removed by name from the project's pytest `addopts` in every run, each "
+    "with its value however written (`--cov-fail-under=90`, `--cov-fail-under 90`, "
+    "`-kexpr`; pytest's own parser says whether a name takes one); the rest of the "
+    "addopts stay. A name the addopts do not carry is refused. `-p` cannot be "
+    "dropped (pytest loads those plugins first): use pytest-addopts.")
+PLATFORM_SKIPS: Final = Option[str](
+    "platform-skips", Kind.PATH, "specs/platform-skips.json",
+    "The reviewed platform skip policy, repo-relative (absent: no skip is approved).")
+SINCE_RECORDS: Final = Option[str](
+    "since-records", Kind.PATH, "evidence",
+    "Where --since reads each spec's record of its last run (the evidence facts "
+    "<spec-id>.json, as committed at HEAD): a change to a file that run imported selects "
+    "the spec; a spec without a record is always selected.")
+STRICT_SKIPS: Final = Option[bool](
+    "strict-skips", Kind.FLAG, False,
+    "Refuse any skipped or todo test the platform skip policy does not list.")
+NODE_IMPORT: Final = Option[tuple[str, ...]](
+    "node.import", Kind.TEXTS, (),
+    "Modules preloaded with `node --import` in every run, baseline and mutants alike "
+    "(e.g. ./test/setup-env.mjs).")
+NODE_REQUIRE: Final = Option[tuple[str, ...]](
+    "node.require", Kind.TEXTS, (),
+    "Modules preloaded with `node --require` in every run.")
+NODE_OPTIONS: Final = Option[tuple[str, ...]](
+    "node.options", Kind.TEXTS, (),
+    "Extra node options for every run, from a fixed allow-list (see the README).")
+OPTIONS: Final[tuple[Option[Any], ...]] = (  # in the order --help lists them
+    PYTHON, NODE, LOCK_TIMEOUT, TIMEOUT_FLOOR, TIMEOUT_FACTOR, TIMEOUT_CONSTANT,
+    BASELINE_TIMEOUT, BASELINE_RUNS, FIRST_FAILURE, PYTEST_RUNNER, PYTEST_ADDOPTS,
+    PYTEST_DROP_ADDOPTS, PLATFORM_SKIPS, SINCE_RECORDS, STRICT_SKIPS, NODE_IMPORT, NODE_REQUIRE,
+    NODE_OPTIONS,
 )
-BY_NAME: Mapping[str, Option] = {option.name: option for option in OPTIONS}
+BY_NAME: Mapping[str, Option[Any]] = {option.name: option for option in OPTIONS}
 
 
 @dataclass(frozen=True)
@@ -141,13 +173,16 @@ class Options:
     sources: Mapping[str, Source]
     config_file: str | None = None  # the project config file read (as named to the user)
 
-    def __getitem__(self, name: str) -> Any:
-        return self.values[BY_NAME[name].name]
+    def __getitem__(self, option: Option[T]) -> T:
+        """The effective value of `option`, in its type."""
+        if not isinstance(option, Option):
+            raise TypeError(f"options are read by their declaration (options.{option!r}?)")
+        return cast(T, self.values[option.name])
 
     def mutation_timeout(self, baseline_s: float) -> float:
         """A mutant run's limit: max(floor, factor x baseline + constant), to 0.1 s."""
-        scaled = self["timeout-factor"] * baseline_s + self["timeout-constant"]
-        return float(round(max(self["timeout-floor"], scaled), 1))
+        scaled = self[TIMEOUT_FACTOR] * baseline_s + self[TIMEOUT_CONSTANT]
+        return float(round(max(self[TIMEOUT_FLOOR], scaled), 1))
 
     def changed(self) -> dict[str, Any]:
         """Every option whose effective value is not its default, in declaration order."""
@@ -165,15 +200,22 @@ class Options:
         }
 
     def flags(self) -> list[str]:
-        """Command-line words that reproduce every value that is not the default."""
+        """Command-line words that reproduce every value that is not the default, and a flag
+        the command line turned off (`--no-X`: the project config may turn it on)."""
         words: list[str] = []
-        for name, value in self.changed().items():
-            option = BY_NAME[name]
-            if option.kind is Kind.TEXTS:
+        changed = self.changed()
+        for option in OPTIONS:
+            value = self.values[option.name]
+            if option.kind is Kind.FLAG:
+                if value:
+                    words.append(option.flag)
+                elif self.sources.get(option.name) is Source.CLI:
+                    words.append(option.negation)
+            elif option.name not in changed:
+                continue
+            elif option.kind is Kind.TEXTS:
                 for item in value:
                     words += [option.flag, str(item)]
-            elif option.kind is Kind.FLAG:
-                words.append(option.flag)
             else:
                 words += [option.flag, _word(value)]
         return words
@@ -181,7 +223,13 @@ class Options:
 
 def config_problem(file: str, key: str, what: str) -> ConfigProblem:
     """A config problem that names the options the file could have named."""
-    return ConfigProblem(file, key, what, tuple(BY_NAME))
+    return ConfigProblem(file, ((key, what),), tuple(BY_NAME))
+
+
+def did_you_mean(key: str) -> str:
+    """` (did you mean NAME?)` for the declared option nearest `key` ("" when none is near)."""
+    near = get_close_matches(key, list(BY_NAME), n=1)
+    return f" (did you mean {near[0]}?)" if near else ""
 
 
 def _word(value: Any) -> str:
@@ -194,7 +242,7 @@ def _jsonable(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
 
 
-def _checked(option: Option, value: Any, file: str) -> Any:
+def _checked(option: Option[Any], value: Any, file: str) -> Any:
     """A config file's value for `option`, in the option's type (or a ConfigProblem)."""
     def bad(what: str) -> ConfigProblem:
         return config_problem(file, option.name, what)
@@ -221,7 +269,7 @@ def _checked(option: Option, value: Any, file: str) -> Any:
     return within(option, number, bad)
 
 
-def within(option: Option, value: Any, bad: Any) -> Any:
+def within(option: Option[Any], value: Any, bad: Any) -> Any:
     """`value` when it is inside the option's range, else `bad(reason)` raised."""
     if option.minimum is not None and value < option.minimum:
         raise bad(f"must be at least {_word(option.minimum)}, not {value}")
@@ -310,11 +358,20 @@ def read_config(
 
 
 def _values(table: Mapping[str, Any], file: str) -> dict[str, Any]:
-    flat = _flatten(table)
-    unknown = sorted(set(flat) - set(BY_NAME))
-    if unknown:
-        raise config_problem(file, unknown[0], "is not a mutharness option")
-    return {name: _checked(BY_NAME[name], value, file) for name, value in flat.items()}
+    """A config table's values, checked; every problem of the table at once."""
+    values: dict[str, Any] = {}
+    problems: list[tuple[str, str]] = []
+    for name, value in sorted(_flatten(table).items()):
+        if name not in BY_NAME:
+            problems.append((name, f"is not a mutharness option{did_you_mean(name)}"))
+            continue
+        try:
+            values[name] = _checked(BY_NAME[name], value, file)
+        except ConfigProblem as problem:
+            problems.extend(problem.problems)
+    if problems:
+        raise ConfigProblem(file, tuple(problems), tuple(BY_NAME))
+    return values
 
 
 def project_inputs(options: Options, runner: str) -> tuple[str, ...]:
@@ -322,7 +379,7 @@ def project_inputs(options: Options, runner: str) -> tuple[str, ...]:
     config file, and node's preload modules (a package name is no file)."""
     named = [options.config_file.split(" [", 1)[0]] if options.config_file else []
     if runner == "node":
-        named += [module for module in (*options["node.import"], *options["node.require"])
+        named += [module for module in (*options[NODE_IMPORT], *options[NODE_REQUIRE])
                   if module.startswith(("./", "../")) or (
                       "/" in module and not module.startswith("@"))]  # @scope/pkg: a package
     return tuple(found for name in named if (found := repo_path(name)) is not None)
@@ -340,20 +397,20 @@ def resolve(cli: Mapping[str, Any], config: Mapping[str, Any], config_file: str 
     sources: dict[str, Source] = {}
     for option in OPTIONS:
         given = cli.get(option.name)
-        if given is not None and given != () and not (option.kind is Kind.FLAG and not given):
+        if given is not None and given != ():  # a flag's False: --no-X
             values[option.name], sources[option.name] = given, Source.CLI
         elif option.name in config:
             values[option.name], sources[option.name] = config[option.name], Source.CONFIG
         else:
             values[option.name], sources[option.name] = option.default, Source.DEFAULT
-    refused = [item for item in values["node.options"] if item not in NODE_OPTIONS_ALLOWED]
+    refused = [item for item in values[NODE_OPTIONS.name] if item not in NODE_OPTIONS_ALLOWED]
     if refused:
         where = "--node-options" if sources["node.options"] is Source.CLI else config_file
         raise config_problem(
             where or "", "node.options",
             f"{refused[0]!r} is not allowed (allowed: {', '.join(sorted(NODE_OPTIONS_ALLOWED))})",
         )
-    for item in values["pytest-drop-addopts"]:
+    for item in values[PYTEST_DROP_ADDOPTS.name]:
         problem = _not_droppable(item)
         if problem:
             where = ("--pytest-drop-addopts" if sources["pytest-drop-addopts"] is Source.CLI

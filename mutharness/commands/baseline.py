@@ -12,6 +12,7 @@ from mutharness.errors import ExitCode, NothingSelected, SpecError, SpecProblem
 from mutharness.lab.events import Listener
 from mutharness.lab.pinning import measure_pins
 from mutharness.model.pins import Pin, exit_code, summary
+from mutharness.options import BASELINE_RUNS
 from mutharness.reports.console import PinConsole
 from mutharness.signals import interrupts
 
@@ -45,7 +46,7 @@ def measure(
     """Measure each selected spec's tests `repeat` times (default: the `baseline-runs`
     option) and judge its pin (`mutharness baseline`)."""
     prepared = prepare(settings, environ)
-    runs = repeat if repeat is not None else prepared.options["baseline-runs"]
+    runs = repeat if repeat is not None else prepared.options[BASELINE_RUNS]
     if prepared.selection is not None:
         if not prepared.specs:
             raise NothingSelected(prepared.selection.describe())

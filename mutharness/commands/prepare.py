@@ -29,6 +29,10 @@ from mutharness.model.shards import Shard
 from mutharness.model.skips import SkipRules, load_policy, this_platform
 from mutharness.model.spec import Spec, display_name
 from mutharness.options import (
+    LOCK_TIMEOUT,
+    PLATFORM_SKIPS,
+    SINCE_RECORDS,
+    STRICT_SKIPS,
     ConfigReader,
     Options,
     config_problem,
@@ -243,13 +247,13 @@ def effective_options(
 def skip_rules(source: SourceRepo, options: Options, included: tuple[str, ...]) -> SkipRules:
     """The platform skip policy as the workspace will hold it (HEAD's bytes, or the working
     tree's under --allow-dirty), for this platform, strict or not."""
-    path = options["platform-skips"]
+    path = options[PLATFORM_SKIPS]
     if path in included:
         file = source.root / path
         data = file.read_bytes() if file.is_file() and not file.is_symlink() else None
     else:
         data = source.committed_bytes(path)
-    return SkipRules(load_policy(data, path), this_platform(), options["strict-skips"])
+    return SkipRules(load_policy(data, path), this_platform(), options[STRICT_SKIPS])
 
 
 def since_selection(
@@ -258,11 +262,11 @@ def since_selection(
 ) -> Selection:
     """The specs the changes since `rev` (committed, uncommitted, untracked) affect."""
     base = source.base_commit(rev)
-    extra = {options["platform-skips"]}
+    extra = {options[PLATFORM_SKIPS]}
     for runner in {spec.runner for spec in specs}:
         extra.update(project_inputs(options, runner))
     return select(rev, base, source.changed_since(base), specs, sorted(extra),
-                  last_runs(source, options["since-records"], specs))
+                  last_runs(source, options[SINCE_RECORDS], specs))
 
 
 def last_runs(source: SourceRepo, directory: str, specs: Sequence[Spec]) -> Records:
@@ -322,7 +326,7 @@ def locked(prepared: Prepared) -> AbstractContextManager[None]:
     """The repository lock, then the sweep of what runs killed outright left behind."""
     @contextmanager
     def held() -> Iterator[None]:
-        with repository_lock(prepared.run_dir, prepared.options["lock-timeout"]):
+        with repository_lock(prepared.run_dir, prepared.options[LOCK_TIMEOUT]):
             sweep_stale_workspaces(prepared.temp_dir)
             yield
 

@@ -18,6 +18,7 @@ from mutharness.model.affected import fix_files
 from mutharness.model.redfirst import Proof, RedFirst
 from mutharness.model.results import write_red_first
 from mutharness.model.spec import Spec
+from mutharness.options import BASELINE_TIMEOUT
 from mutharness.repo.source import REGULAR_MODES, SourceRepo
 from mutharness.reports.console import Console
 from mutharness.reports.evidence import add_red_first, load_templates
@@ -192,7 +193,7 @@ def prove_red_first(
         )
     _revertible(source, request.rev, base, fix)
     spec = Spec("red-first", "", "", tests, 0, (), runner)
-    proof = Proof(request.rev, base, spec, fix, prepared.options["baseline-timeout"],
+    proof = Proof(request.rev, base, spec, fix, prepared.options[BASELINE_TIMEOUT],
                   request.load_error_is_red, request.expect_red,
                   named if named != base else "")
     with locked(prepared):

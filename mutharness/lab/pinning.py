@@ -13,7 +13,7 @@ from mutharness.lab.events import Listener, Phase
 from mutharness.model.pins import Pin
 from mutharness.model.skips import SkipRules
 from mutharness.model.spec import Spec
-from mutharness.options import Options
+from mutharness.options import BASELINE_TIMEOUT, Options
 from mutharness.repo.source import SourceRepo
 from mutharness.runners.base import RunFacts, Runner, SpecFiles
 
@@ -47,7 +47,7 @@ def measure_pins(
             measured: Observed | SpecStopped
             try:
                 measured = observe(
-                    first, lab, repeat, options["baseline-timeout"],
+                    first, lab, repeat, options[BASELINE_TIMEOUT],
                     partial(_isolation, runner, files), rules,
                 )
             except SpecStopped as stopped:

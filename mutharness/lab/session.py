@@ -35,7 +35,15 @@ from mutharness.model.verdict import (
     meets_expectation,
     skip_reasons,
 )
-from mutharness.options import CONFIG_FILE, Options, project_inputs
+from mutharness.options import (
+    BASELINE_RUNS,
+    BASELINE_TIMEOUT,
+    CONFIG_FILE,
+    FIRST_FAILURE,
+    PLATFORM_SKIPS,
+    Options,
+    project_inputs,
+)
 from mutharness.repo.source import SourceRepo
 from mutharness.runners.base import RunFacts, SpecFiles
 from mutharness.runners.registry import runner_kind
@@ -151,7 +159,7 @@ class _SpecRun:
                 if relative in plan.tracked or relative in plan.included:
                     add(relative, verdicts)
         candidates = (*kind.config_candidates(self.spec.tests, plan.tracked), CONFIG_FILE,
-                      *((plan.skip_rules.policy.path or plan.options["platform-skips"],)))
+                      *((plan.skip_rules.policy.path or plan.options[PLATFORM_SKIPS],)))
         self.absent = tuple(sorted({
             path for path in candidates
             if path not in plan.tracked and path not in plan.included
@@ -183,7 +191,7 @@ class _SpecRun:
         options = session.plan.options
         try:
             self.baseline = measure(
-                self.spec, self.lab, options["baseline-runs"], options["baseline-timeout"],
+                self.spec, self.lab, options[BASELINE_RUNS], options[BASELINE_TIMEOUT],
                 self._isolation, options.mutation_timeout, session.plan.skip_rules,
             )
         except SpecStopped as stopped:
@@ -240,7 +248,7 @@ class _SpecRun:
         can for these tests, and the mutation names no killing tests (those need every
         test's outcome). The tests keep their order: a test run ahead of the tests it
         depends on could fail for that alone, a kill the mutant did not make."""
-        return (self.session.plan.options["first-failure"] and not mutation.killed_by
+        return (self.session.plan.options[FIRST_FAILURE] and not mutation.killed_by
                 and self.lab.runner_for(self.spec).stops_at_first_failure(baseline.facts))
 
     def _skips_again(self, scenario: Scenario, found: Classification,

@@ -9,7 +9,17 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Final
 
-from mutharness.options import Options
+from mutharness.options import (
+    NODE,
+    NODE_IMPORT,
+    NODE_OPTIONS,
+    NODE_REQUIRE,
+    PYTEST_ADDOPTS,
+    PYTEST_DROP_ADDOPTS,
+    PYTEST_RUNNER,
+    PYTHON,
+    Options,
+)
 from mutharness.runners import bytecode
 from mutharness.runners.base import Isolation, Runner
 from mutharness.runners.node import rules as node_rules
@@ -32,14 +42,14 @@ class RunnerSetup:
 
 
 def _pytest(setup: RunnerSetup) -> Runner:
-    python = setup.options["python"] or sys.executable
+    python = setup.options[PYTHON] or sys.executable
     pycache = bytecode.shared_pycache(setup.environ) or setup.scratch("pycache")
     return PytestRunner(
-        str(Path(python).absolute()) if setup.options["python"] else python,
-        setup.environ, pycache, setup.isolation, setup.options["pytest-addopts"],
-        drop_addopts=tuple(setup.options["pytest-drop-addopts"]),
+        str(Path(python).absolute()) if setup.options[PYTHON] else python,
+        setup.environ, pycache, setup.isolation, setup.options[PYTEST_ADDOPTS],
+        drop_addopts=setup.options[PYTEST_DROP_ADDOPTS],
         probe_dir=setup.scratch("probe"),
-        server_dir=(setup.scratch("forkserver") if setup.options["pytest-runner"] == "forked"
+        server_dir=(setup.scratch("forkserver") if setup.options[PYTEST_RUNNER] == "forked"
                     else None),
         note=setup.note,
     )
@@ -47,10 +57,10 @@ def _pytest(setup: RunnerSetup) -> Runner:
 
 def _node(setup: RunnerSetup) -> Runner:
     return NodeRunner(
-        setup.options["node"], setup.environ, setup.isolation,
-        imports=tuple(setup.options["node.import"]),
-        requires=tuple(setup.options["node.require"]),
-        extra=tuple(setup.options["node.options"]),
+        setup.options[NODE], setup.environ, setup.isolation,
+        imports=setup.options[NODE_IMPORT],
+        requires=setup.options[NODE_REQUIRE],
+        extra=setup.options[NODE_OPTIONS],
         probe_dir=setup.scratch("node-probe"),
     )
 

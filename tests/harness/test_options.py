@@ -6,12 +6,27 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import Completed, Project
 
 from mutharness.errors import ConfigProblem, DirtyTreeError
-from mutharness.options import OPTIONS, Source, read_config, resolve
+from mutharness.options import (
+    BASELINE_RUNS,
+    NODE_IMPORT,
+    OPTIONS,
+    PYTEST_DROP_ADDOPTS,
+    PYTHON,
+    STRICT_SKIPS,
+    TIMEOUT_FLOOR,
+    Kind,
+    Option,
+    Source,
+    did_you_mean,
+    read_config,
+    resolve,
+)
 
 Cli = Callable[..., Completed]
 
@@ -44,10 +59,10 @@ def test_mutharness_toml_wins_over_pyproject_and_the_command_line_over_both(
     options = resolve({"timeout-floor": 45.0}, values, config_file)
 
     assert config_file == "mutharness.toml"
-    assert options["timeout-floor"] == 45.0 and options.sources["timeout-floor"] is Source.CLI
-    assert options["node.import"] == ("./test/setup-env.mjs",)
+    assert options[TIMEOUT_FLOOR] == 45.0 and options.sources["timeout-floor"] is Source.CLI
+    assert options[NODE_IMPORT] == ("./test/setup-env.mjs",)
     assert options.sources["node.import"] is Source.CONFIG
-    assert options["baseline-runs"] == 1  # pyproject's table is not read beside mutharness.toml
+    assert options[BASELINE_RUNS] == 1  # pyproject's table is not read beside mutharness.toml
     assert options.flags() == ["--timeout-floor", "45", "--node-import", "./test/setup-env.mjs"]
 
 
@@ -199,7 +214,7 @@ def test_pytest_drop_addopts_takes_option_names_alone_and_never_p(
 ) -> None:
     if refused is None:
         assert resolve({}, {"pytest-drop-addopts": names}, "mutharness.toml")[
-            "pytest-drop-addopts"] == names
+            PYTEST_DROP_ADDOPTS] == names
         return
     with pytest.raises(ConfigProblem) as raised:
         resolve({}, {"pytest-drop-addopts": names}, "mutharness.toml")
@@ -214,3 +229,56 @@ def test_a_dirty_tree_refusal_with_untracked_files_names_ignoring_them_as_a_way_
 
     assert ".git/info/exclude" in untracked
     assert ".git/info/exclude" not in modified
+
+
+def test_every_problem_of_a_config_file_is_reported_at_once_with_a_did_you_mean(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "mutharness.toml").write_text(
+        "timeout-flor = 5\nbaseline-runs = 50\nstrict-skip = true\n", encoding="utf-8")
+
+    with pytest.raises(ConfigProblem) as raised:
+        read_config(tmp_path, None)
+
+    message = raised.value.message()
+    assert "timeout-flor: is not a mutharness option (did you mean timeout-floor?)" in message
+    assert "strict-skip: is not a mutharness option (did you mean strict-skips?)" in message
+    assert "baseline-runs: must be at most 20, not 50" in message
+    assert raised.value.file == "mutharness.toml"
+    assert [key for key, _ in raised.value.problems] == [
+        "baseline-runs", "strict-skip", "timeout-flor"]
+
+
+def test_a_key_like_no_option_gets_no_suggestion() -> None:
+    assert did_you_mean("zzzz") == ""
+    assert did_you_mean("pytest-runer") == " (did you mean pytest-runner?)"
+
+
+def test_each_option_is_read_through_a_typed_accessor() -> None:
+    options = resolve({"timeout-floor": 7.0}, {"node.import": ("./setup.mjs",)}, "mutharness.toml")
+
+    assert options[TIMEOUT_FLOOR] == 7.0
+    assert options[NODE_IMPORT] == ("./setup.mjs",)
+    assert options[PYTHON] is None
+    with pytest.raises(TypeError):
+        options["timeout-floor"]  # type: ignore[index]
+
+
+def test_a_flag_the_config_turns_on_is_turned_off_by_its_no_flag_and_the_rederive_flags_say_so(
+) -> None:
+    options = resolve({"strict-skips": False}, {"strict-skips": True}, "mutharness.toml")
+
+    assert options[STRICT_SKIPS] is False
+    assert options.sources["strict-skips"] is Source.CLI
+    assert "--no-strict-skips" in options.flags()
+    assert resolve({}, {"strict-skips": True}, "mutharness.toml")[STRICT_SKIPS] is True
+
+
+@pytest.mark.parametrize("option", [option for option in OPTIONS if option.kind is Kind.FLAG],
+                         ids=lambda option: option.name)
+def test_every_flag_option_has_its_no_flag_on_the_command_line(
+    option: Option[Any], cli: Cli, tmp_path: Path,
+) -> None:
+    done = cli(tmp_path, "verify", "--help")
+
+    assert f"{option.flag} / --no-{option.flag[2:]}" in " ".join(done.out.split())
