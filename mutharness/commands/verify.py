@@ -31,6 +31,7 @@ from mutharness.errors import (
 )
 from mutharness.lab.events import Listener
 from mutharness.lab.feed import Feed
+from mutharness.lab.order import Fed, Whole
 from mutharness.lab.parallel import Parallel, WorkerJob, scratch_directory
 from mutharness.lab.session import Plan, Session
 from mutharness.model.results import RunResult, keep_previous, write_results
@@ -118,21 +119,24 @@ def execute(
         tracked=prepared.tracked, changes=prepared.changes, included=prepared.included,
         fail_fast=settings.fail_fast, json_path=json_path,
         command=settings.command, git_version=prepared.git_version,
-        skip_rules=prepared.skip_rules, shard=settings.shard,
-        feed=None if settings.feed is None else Feed(settings.feed, settings.parent),
+        skip_rules=prepared.skip_rules,
     )
-    # no more workers than mutations to run (shard 1/1 is the whole run)
-    jobs = min(settings.jobs, ShardPlan.of(plan.shard or Shard(1, 1), plan.specs).size)
+    shard = None if settings.shard is None else ShardPlan.of(settings.shard, plan.specs)
+    order = (Whole(shard) if settings.feed is None  # a -j worker runs what its parent feeds
+             else Fed(Feed(settings.feed, settings.parent)))
     if not lock:
-        return Session(plan).execute(listener, environ, prepared.temp_dir)
+        return Session(plan, order).execute(listener, environ, prepared.temp_dir)
+    # no more workers than mutations to run (shard 1/1 is the whole run)
+    jobs = min(settings.jobs, (shard or ShardPlan.of(Shard(1, 1), plan.specs)).size)
     with locked(prepared):
         if jobs > 1:
-            return _parallel(settings, prepared, plan, jobs).execute(
+            return _parallel(settings, prepared, plan, jobs, shard).execute(
                 listener, environ, prepared.temp_dir)
-        return Session(plan).execute(listener, environ, prepared.temp_dir)
+        return Session(plan, order).execute(listener, environ, prepared.temp_dir)
 
 
-def _parallel(settings: Settings, prepared: Prepared, plan: Plan, jobs: int) -> Parallel:
+def _parallel(settings: Settings, prepared: Prepared, plan: Plan, jobs: int,
+              shard: ShardPlan | None) -> Parallel:
     """`jobs` workers, each handed the run's mutations (a shard's, with `--shard`) one at a
     time (`verify -j`)."""
     scratch = scratch_directory(prepared.temp_dir)
@@ -144,7 +148,7 @@ def _parallel(settings: Settings, prepared: Prepared, plan: Plan, jobs: int) -> 
                              prepared.source.head, prepared.changes, prepared.included))
         document = settings_json(worker)
         workers.append(WorkerJob(index, jobs, document, results, feed))
-    return Parallel(plan, workers, scratch, worker_argv, settings.start)
+    return Parallel(plan, workers, scratch, worker_argv, settings.start, shard)
 
 
 

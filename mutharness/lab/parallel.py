@@ -38,6 +38,7 @@ from mutharness.lab.events import Listener, Silent
 from mutharness.lab.feed import Feed
 from mutharness.lab.joining import Given, completed
 from mutharness.lab.logs import RUNS, RunLogs
+from mutharness.lab.order import Again
 from mutharness.lab.schedule import Item, Schedule, Timings, previous_timings, timings_of
 from mutharness.lab.session import FAIL_FAST, Plan, Session, stopped_after
 from mutharness.model.merging import notes_of
@@ -361,14 +362,15 @@ class Parallel:
     the results file."""
 
     def __init__(self, plan: Plan, jobs: list[WorkerJob], scratch: Path,
-                 argv: Callable[[Path], list[str]], start: Path) -> None:
+                 argv: Callable[[Path], list[str]], start: Path,
+                 shard: ShardPlan | None = None) -> None:
         self.plan = plan
         self.jobs = jobs
         self.scratch = scratch  # job files, feeds, workers' results and logs; removed at the end
         self.argv = argv  # the command line of a worker given its job file
         self.start = start  # the directory the command ran in (spec paths are relative to it)
-        self.sharded = None if plan.shard is None else ShardPlan.of(plan.shard, plan.specs)
-        assigned = ShardPlan.of(plan.shard or Shard(1, 1), plan.specs).assigned()
+        self.sharded = shard  # --shard k/n: only this shard's mutations are handed out
+        assigned = (shard or ShardPlan.of(Shard(1, 1), plan.specs)).assigned()
         self.wanted = {spec.id: assigned[spec.id] for spec in plan.specs if spec.id in assigned}
         self.given: Given = {}  # what each worker was handed, once they run
         self.follower: _Follower | None = None  # what was shown, once they run
@@ -388,9 +390,9 @@ class Parallel:
                ) -> Callable[[Spec, MutationResult], MutationResult]:
         def rerun(spec: Spec, result: MutationResult) -> MutationResult:
             index = result.mutation.index
-            alone = replace(self.plan, only={spec.id: (index,)}, shard=None, fail_fast=False,
+            alone = replace(self.plan, fail_fast=False,
                             json_path=self.scratch / f"rerun-{plain_name(spec.id)}-{index}.json")
-            run = Session(alone).execute(Silent(), environ, temp_dir)
+            run = Session(alone, Again({spec.id: (index,)})).execute(Silent(), environ, temp_dir)
             if run.interrupted is not None:
                 raise Interrupted(run.interrupted)
             again = next((m for s in run.specs for m in s.mutations

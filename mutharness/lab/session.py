@@ -9,13 +9,13 @@ from typing import Any
 
 from mutharness.digest import file_digest
 from mutharness.environment import tool_versions
-from mutharness.errors import BaselineError, FeedError, MutharnessError
+from mutharness.errors import BaselineError, MutharnessError
 from mutharness.lab.baseline import Baseline, SpecStopped, measure
 from mutharness.lab.bench import Notes, Runners, opened
 from mutharness.lab.ending import Ending, recorded
 from mutharness.lab.events import Listener, Phase
-from mutharness.lab.feed import Feed
 from mutharness.lab.logs import RUNS, RunLogs, shown
+from mutharness.lab.order import Order, Whole
 from mutharness.lab.scenario import Lab, Scenario, run_scenario
 from mutharness.model.pins import Pin
 from mutharness.model.results import (
@@ -25,7 +25,6 @@ from mutharness.model.results import (
     keep_previous,
     write_results,
 )
-from mutharness.model.shards import Shard, ShardPlan
 from mutharness.model.skips import SkipRules
 from mutharness.model.spec import Mutation, Spec
 from mutharness.model.verdict import (
@@ -71,9 +70,6 @@ class Plan:
     command: tuple[str, ...]
     git_version: str
     skip_rules: SkipRules = field(default_factory=SkipRules)
-    shard: Shard | None = None  # --shard k/n: only this shard's mutations run
-    only: Mapping[str, tuple[int, ...]] | None = None  # these mutations per spec id, no others
-    feed: Feed | None = None  # a -j worker: the mutations are handed to it one at a time
 
 
 class _SpecRun:
@@ -225,16 +221,6 @@ class _SpecRun:
         self.lab.listener.mutation_finished(self.spec, result)
         return result
 
-    def run(self) -> SpecResult:
-        failed = self.start()
-        if failed is not None:
-            return failed
-        for mutation in self.mutations:
-            result = self.step(mutation)
-            if self.session.plan.fail_fast and not result.as_expected:
-                return self.result(FAIL_FAST)
-        return self.result()
-
     def _isolation(self, facts: RunFacts) -> MutharnessError | None:
         workspace, plan = self.lab.workspace, self.session.plan
         files = SpecFiles(
@@ -296,15 +282,15 @@ class _SpecRun:
 class Session:
     """One verify after the lock is taken: its state, and the results file it keeps current."""
 
-    def __init__(self, plan: Plan) -> None:
+    def __init__(self, plan: Plan, order: Order | None = None) -> None:
         self.plan = plan
+        self.order: Order = order if order is not None else Whole()  # the caller's choice
         self.tools = {**tool_versions(), "git": plan.git_version}  # read once, not per save
         self.finished: list[SpecResult] = []
         self.current: _SpecRun | None = None
         self.runners: Runners | None = None
         self.notes: Notes | None = None
         self.doing = "starting"
-        self.sharded = None if plan.shard is None else ShardPlan.of(plan.shard, plan.specs)
 
     def tools_of(self, spec: Spec) -> tuple[tuple[str, str], ...]:
         """The versions of the tools that ran `spec`'s tests, as its evidence shows them."""
@@ -341,7 +327,7 @@ class Session:
             settings=self.settings(),
             results_path=str(plan.json_path),
             complete=complete and interrupted is None and error is None,
-            error=error, shard=self.sharded,
+            error=error, shard=self.order.shard,
             notes=tuple(self.notes.told) if self.notes is not None else (),
         )
 
@@ -354,72 +340,44 @@ class Session:
         self.finished.append(result)
         self.save()
 
-    def _fed(self, lab: Lab, feed: Feed) -> None:
-        """A -j worker's specs: each mutation as its parent hands it over; a spec ends when
-        the next mutation is another spec's (a worker is never handed a spec twice)."""
-        specs = {spec.id: spec for spec in self.plan.specs}
+    def _specs(self, lab: Lab) -> None:
+        """The order's mutations, a spec at a time: its baseline first (a spec whose baseline
+        leaves it without verdicts runs none of them), then each mutation; a batch of the
+        spec already running (a fed one) joins it. `--fail-fast` stops at the first spec
+        with an error or an unexpected result."""
         failed: set[str] = set()
-        for item in feed.items():
-            spec = specs.get(item.spec)
-            if spec is None or not 0 <= item.index < len(spec.mutations):
-                raise FeedError(f"{item.spec} #{item.index + 1}", "not a mutation of this "
-                                "worker's plan (its specs differ from its parent's)")
+        for spec, mutations in self.order.batches(self.plan.specs):
             if self.current is not None and self.current.spec is not spec:
                 self._finish(self.current.result())
             if spec.id in failed:  # its baseline left it without verdicts: the error says so
                 continue
             if self.current is None:
                 self.doing = f"running spec {spec.id}"
-                self.current = _SpecRun(spec, self, lab, ())
+                self.current = _SpecRun(spec, self, lab, () if self.order.fed else mutations)
                 refused = self.current.start()
                 if refused is not None:
                     failed.add(spec.id)
                     self._finish(refused)
+                    if self.plan.fail_fast:
+                        return
                     continue
-            self.current.mutations += (spec.mutations[item.index],)
-            self.current.step(spec.mutations[item.index])
+            if self.order.fed:
+                self.current.mutations += mutations
+            for mutation in mutations:
+                if not self.current.step(mutation).as_expected and self.plan.fail_fast:
+                    self._finish(self.current.result(FAIL_FAST))
+                    return
         if self.current is not None:
             self._finish(self.current.result())
-
-    def _planned(self) -> list[tuple[Spec, tuple[Mutation, ...]]]:
-        """Each spec this run measures and the mutations it makes of it (a shard measures
-        only the specs it has mutations of; a -j worker's come as it is fed)."""
-        if self.plan.feed is not None:
-            return []
-        assigned = self.plan.only if self.plan.only is not None else (
-            None if self.sharded is None else self.sharded.assigned())
-        planned = [(spec, spec.mutations if assigned is None else tuple(
-            spec.mutations[index] for index in assigned.get(spec.id, ())))
-            for spec in self.plan.specs]
-        return [(spec, mutations) for spec, mutations in planned if mutations]
-
-    def _specs(self, lab: Lab) -> None:
-        if self.plan.feed is not None:
-            self._fed(lab, self.plan.feed)
-            return
-        for spec, mutations in self._planned():
-            self.doing = f"running spec {spec.id}"
-            self.current = _SpecRun(spec, self, lab, mutations)
-            result = self.current.run()
-            self._finish(result)
-            if self.plan.fail_fast and (
-                result.error or any(not m.as_expected for m in result.mutations)
-            ):
-                break
-
-    @property
-    def _own_run(self) -> bool:
-        """A run of its own: neither a -j worker's part nor a TIMEOUT's re-run alone."""
-        return self.plan.feed is None and self.plan.only is None
 
     def logs(self) -> RunLogs:
         """Where this run keeps its scenarios' logs; a run of its own (neither a -j worker
         nor a TIMEOUT's re-run alone) first clears what its specs' earlier runs kept there."""
-        plan = self.plan
-        logs = RunLogs(plan.source.run_dir, replace=plan.feed is None)
-        if self._own_run:
-            for spec, mutations in self._planned():
-                logs.clear(spec.id, None if self.sharded is None
+        plan, order = self.plan, self.order
+        logs = RunLogs(plan.source.run_dir, replace=not order.fed)
+        if order.own_run:
+            for spec, mutations in order.planned(plan.specs):
+                logs.clear(spec.id, None if order.shard is None
                            else [mutation.number for mutation in mutations])
         return logs
 
@@ -429,15 +387,16 @@ class Session:
         ending = Ending()
         with recorded(ending, lambda: self.doing):
             self.doing = "writing the results file"
-            if self._own_run:
+            if self.order.own_run:
                 keep_previous(plan.json_path)  # the last complete results outlive this run
             self.save()  # from now on the file is this run's, never an earlier one's
             self.doing = "clearing the logs of the specs' earlier runs"
             logs = self.logs()
             listener.head(plan.source, plan.changes)
-            if self.sharded is not None:
-                listener.sharded(self.sharded)
-            listener.planned({spec.id: len(mutations) for spec, mutations in self._planned()})
+            if self.order.shard is not None:
+                listener.sharded(self.order.shard)
+            listener.planned({spec.id: len(mutations)
+                              for spec, mutations in self.order.planned(plan.specs)})
             self.doing = "building the workspace and probing the runners' tools"
             with opened(plan.source, plan.included, plan.options, plan.specs, listener,
                         environ, temp_dir, logs) as bench:

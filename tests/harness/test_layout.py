@@ -163,3 +163,12 @@ def test_architecture_lists_every_module_of_the_package_and_no_other() -> None:
                for path in PACKAGE.rglob("*") if path.suffix in (".py", ".mjs")}
     assert sorted(present - listed) == []
     assert sorted(listed - present) == []
+
+
+def test_a_session_is_told_which_mutations_to_run_by_its_caller_never_by_its_plan() -> None:
+    from dataclasses import fields
+
+    from mutharness.lab.session import Plan, Session
+
+    assert {field.name for field in fields(Plan)} & {"shard", "only", "feed"} == set()
+    assert "order" in inspect.signature(Session).parameters
