@@ -22,7 +22,7 @@ from mutharness.errors import (
     OSProblem,
     OutputClosed,
 )
-from mutharness.options import OPTIONS, Kind, Option
+from mutharness.options import FLAGS, HEADINGS, OPTIONS, Flag, FlagKind, Heading, Kind, Option
 from mutharness.signals import exit_status
 
 if TYPE_CHECKING:
@@ -126,74 +126,73 @@ def _click_type(option: Option[Any]) -> Any:
     return str
 
 
-def _with_options(command: Command) -> Command:
-    """One click option per declared option (options.OPTIONS): its flag, type and doc; no
-    click default, so that an option not given falls through to the config file."""
-    for option in reversed(OPTIONS):
-        default = "" if option.default in (None, (), False) else f" [default: {option.default}]"
-        doc = option.doc if "[default:" in option.doc else option.doc + default
-        if option.kind is Kind.FLAG:  # --no-X: off, whatever the project config says
-            command = click.option(f"{option.flag}/{option.negation}", option.parameter,
-                                   default=None, help=doc)(command)
-            continue
-        command = click.option(
-            option.flag, option.parameter, type=_click_type(option), default=None,
-            multiple=option.kind is Kind.TEXTS, help=doc,
-        )(command)
-    return command
+_FLAG_TYPES: dict[FlagKind, Any] = {
+    FlagKind.FILE: click.Path(path_type=Path, dir_okay=False),
+    FlagKind.DIRECTORY: click.Path(path_type=Path, file_okay=False),
+    FlagKind.TEMPLATES: click.Path(path_type=Path, file_okay=False, exists=True),
+}
 
 
-_SINCE_HELP = ("Only the specs affected by changes since REV (committed, uncommitted and "
-               "untracked): a spec whose JSON, tests or targets changed; every spec when "
-               "shared test infrastructure changed (conftest.py, a config file, a helper "
-               "beside the tests, the skip policy, a node preload).")
-
-
-def _with_reports(command: Command) -> Command:
-    """The report files every command that has a run's results can write."""
-    command = click.option(
-        "--report-html", "html_path", type=click.Path(path_type=Path, dir_okay=False),
-        help="Also write the mutation report as one self-contained HTML page "
-             "(mutation-testing-elements, inlined).")(command)
-    command = click.option(
-        "--report-stryker", "stryker_path", type=click.Path(path_type=Path, dir_okay=False),
-        help="Also write the mutation report as JSON (mutation-testing-report-schema, "
-             "schemaVersion 2).")(command)
-    command = click.option(
-        "--summary", "summary_path", type=click.Path(path_type=Path, dir_okay=False),
-        help="Also write a short Markdown summary (a table per spec) to this file.")(command)
+def _flag(flag: Flag, name: str) -> Callable[[Command], Command]:
+    """One declared command-line flag (`options.FLAGS`) as `name` takes it."""
+    if flag.kind is FlagKind.SWITCH:
+        return click.option(*flag.switches, flag.parameter, is_flag=True,
+                            help=flag.help_for(name))
+    default = flag.default_for(name)
+    kind = (click.IntRange(flag.minimum, flag.maximum) if flag.kind is FlagKind.COUNT
+            else _FLAG_TYPES.get(flag.kind, str))
     return click.option(
-        "--junit", "junit_path", type=click.Path(path_type=Path, dir_okay=False),
-        help="Also write JUnit XML (one test case per mutation) to this file.")(command)
+        *flag.switches, flag.parameter, type=kind, metavar=flag.metavar, default=default,
+        show_default=default is not None, required=flag.required,
+        multiple=flag.kind is FlagKind.TEXTS, help=flag.help_for(name),
+    )
 
 
-@main.command(epilog=EXIT_CODES_HELP)
+def _setting(option: Option[Any]) -> Callable[[Command], Command]:
+    """One setting (`options.OPTIONS`): its flag, type and doc; no click default, so that an
+    option not given falls through to the config file (a flag's `--no-X` turns it off)."""
+    default = "" if option.default in (None, (), False) else f" [default: {option.default}]"
+    doc = option.doc if "[default:" in option.doc else option.doc + default
+    if option.kind is Kind.FLAG:
+        return click.option(f"{option.flag}/{option.negation}", option.parameter,
+                            default=None, help=doc)
+    return click.option(option.flag, option.parameter, type=_click_type(option), default=None,
+                        multiple=option.kind is Kind.TEXTS, help=doc)
+
+
+def _with_flags(name: str) -> Callable[[Command], Command]:
+    """Every option command `name` takes, as declared once in `options` (its flags, then
+    the settings of the commands that run tests), in the order `--help` lists them."""
+    def add(command: Command) -> Command:
+        declared = [_flag(flag, name) for flag in FLAGS if name in flag.commands]
+        declared += [_setting(option) for option in OPTIONS if name in option.commands]
+        for option in reversed(declared):
+            command = option(command)
+        return command
+
+    return add
+
+
+class _Headed(click.Command):
+    """A command whose `--help` lists its options under their headings (`options.Heading`)."""
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        groups: dict[str, list[tuple[str, str]]] = {}
+        for parameter in self.get_params(ctx):
+            record = parameter.get_help_record(ctx)
+            if record is not None and isinstance(parameter, click.Option):
+                heading = HEADINGS.get(parameter.name or "")
+                groups.setdefault(heading.value if heading else "Other options", []).append(
+                    record)
+        for title in [*(heading.value for heading in Heading), "Other options"]:
+            if title in groups:
+                with formatter.section(title):
+                    formatter.write_dl(groups[title])
+
+
+@main.command(cls=_Headed, epilog=EXIT_CODES_HELP)
 @click.argument("specs", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--since", "since", metavar="REV", help=_SINCE_HELP + " [default specs: specs/]")
-@click.option("--allow-dirty", is_flag=True,
-              help="Include uncommitted changes (their bytes) instead of refusing a dirty tree.")
-@click.option("--fail-fast", is_flag=True, help="Stop at the first unexpected result.")
-@click.option("-j", "--jobs", type=click.IntRange(1, 64), default=1, show_default=True,
-              help="Run the mutations in N worker processes, each in its own workspace; the "
-                   "console, results and evidence are those of -j 1.")
-@click.option("--shard", "shard_text", metavar="K/N",
-              help="Run only shard K of N (1-based) of the mutations, for a CI matrix; "
-                   "`mutharness merge` joins the shards' results files.")
-@click.option("--json", "json_path", type=click.Path(path_type=Path, dir_okay=False),
-              help="Results file [default: .mutharness/results.json].")
-@click.option("--evidence", "evidence_dir", type=click.Path(path_type=Path, file_okay=False),
-              help="Also render Markdown evidence into this directory.")
-@click.option("--template-dir", type=click.Path(path_type=Path, file_okay=False, exists=True),
-              help="Templates that override the packaged ones (spec.md.j2, index.md.j2).")
-@click.option("--config", "config", type=click.Path(path_type=Path, dir_okay=False),
-              help="Project config file (TOML) [default: mutharness.toml at the repository "
-                   "root, else [tool.mutharness] in pyproject.toml].")
-@click.option("--no-progress", is_flag=True,
-              help="No live status line on a terminal: plain lines only, as in a pipe or CI.")
-@click.option("--color", "force_color", is_flag=True,
-              help="Colour the output even when it is not a terminal or NO_COLOR is set.")
-@_with_reports
-@_with_options
+@_with_flags("verify")
 @_guarded("verifying")
 def verify(
     specs: tuple[Path, ...], since: str | None, allow_dirty: bool, fail_fast: bool,
@@ -256,18 +255,9 @@ def _run_command(console: Console, body: Callable[[], int], doing: str) -> NoRet
     sys.exit(code)
 
 
-@main.command("baseline")
+@main.command("baseline", cls=_Headed)
 @click.argument("specs", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--all", "all_specs", is_flag=True, help="Every spec in specs/.")
-@click.option("--since", "since", metavar="REV", help=_SINCE_HELP + " [default specs: specs/]")
-@click.option("--repeat", type=click.IntRange(1, 20), default=None,
-              help="Run each test set N times; a test whose outcome differs is unstable "
-                   "[default: baseline-runs].")
-@click.option("--allow-dirty", is_flag=True,
-              help="Include uncommitted changes (their bytes) instead of refusing a dirty tree.")
-@click.option("--config", "config", type=click.Path(path_type=Path, dir_okay=False),
-              help="Project config file (TOML), as for verify.")
-@_with_options
+@_with_flags("baseline")
 @_guarded("measuring the baselines")
 def baseline_command(
     specs: tuple[Path, ...], all_specs: bool, since: str | None, repeat: int | None,
@@ -296,32 +286,9 @@ def baseline_command(
     _run_command(console, body, "measuring the baselines")
 
 
-@main.command("redfirst")
+@main.command("redfirst", cls=_Headed)
 @click.argument("specs", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--base", "rev", required=True, metavar="REV",
-              help="The commit before the fix: every non-test file changed since is reverted.")
-@click.option("--test", "tests", multiple=True, metavar="PATH_OR_ID",
-              help="A test file or id to run [default: the SPECs' tests, else the test files "
-                   "changed since REV].")
-@click.option("--expect-red", multiple=True, metavar="ID",
-              help="A test (or file) that must fail with the fix reverted.")
-@click.option("--load-error-is-red", is_flag=True,
-              help="Count a test whose file cannot load without the fix as red.")
-@click.option("--keep", multiple=True, metavar="PATH",
-              help="A file or directory on the tests' side: never reverted (a helper outside "
-                   "a tests/ directory).")
-@click.option("--allow-dirty", is_flag=True,
-              help="Include uncommitted changes (their bytes) instead of refusing a dirty tree.")
-@click.option("--json", "json_path", type=click.Path(path_type=Path, dir_okay=False),
-              help="Results file [default: .mutharness/redfirst.json].")
-@click.option("--evidence", "evidence_dir", type=click.Path(path_type=Path, file_okay=False),
-              help="Add a 'Red first' section to each SPEC's evidence document in this "
-                   "directory (rendered by verify --evidence before).")
-@click.option("--template-dir", type=click.Path(path_type=Path, file_okay=False, exists=True),
-              help="Templates that override the packaged ones (spec.md.j2, index.md.j2).")
-@click.option("--config", "config", type=click.Path(path_type=Path, dir_okay=False),
-              help="Project config file (TOML), as for verify.")
-@_with_options
+@_with_flags("redfirst")
 @_guarded("proving red-first")
 def redfirst_command(
     specs: tuple[Path, ...], rev: str, tests: tuple[str, ...], expect_red: tuple[str, ...],
@@ -354,14 +321,9 @@ def redfirst_command(
     _run_command(console, body, "proving red-first")
 
 
-@main.command()
+@main.command(cls=_Headed)
 @click.argument("results", type=click.Path(path_type=Path, dir_okay=False, exists=True))
-@click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False),
-              help="Directory to write the evidence into [default: evidence, unless only "
-                   "reports (--junit, --summary, --report-*) are asked for].")
-@click.option("--template-dir", type=click.Path(path_type=Path, file_okay=False, exists=True),
-              help="Templates that override the packaged ones (spec.md.j2, index.md.j2).")
-@_with_reports
+@_with_flags("render")
 @_guarded("rendering the evidence")
 def render(results: Path, out_dir: Path | None, template_dir: Path | None,
            junit_path: Path | None, summary_path: Path | None, stryker_path: Path | None,
@@ -380,20 +342,10 @@ def render(results: Path, out_dir: Path | None, template_dir: Path | None,
     _run_plain(body, "writing the evidence and reports", git=False)
 
 
-@main.command("merge", epilog=EXIT_CODES_HELP)
+@main.command("merge", cls=_Headed, epilog=EXIT_CODES_HELP)
 @click.argument("shards", nargs=-1, required=True,
                 type=click.Path(path_type=Path, dir_okay=False, exists=True))
-@click.option("--json", "json_path", type=click.Path(path_type=Path, dir_okay=False),
-              default=Path(".mutharness/results.json"), show_default=True,
-              help="The merged results file.")
-@click.option("--evidence", "evidence_dir", type=click.Path(path_type=Path, file_okay=False),
-              help="Also render Markdown evidence into this directory.")
-@click.option("--template-dir", type=click.Path(path_type=Path, file_okay=False, exists=True),
-              help="Templates that override the packaged ones (spec.md.j2, index.md.j2).")
-@click.option("--commit", "commit_rev", metavar="REV",
-              help="The commit the shards ran at, when it is not HEAD (never with --evidence: "
-                   "evidence is written only of the tree it goes into).")
-@_with_reports
+@_with_flags("merge")
 @_guarded("merging the shards' results")
 def merge_command(
     shards: tuple[Path, ...], json_path: Path, evidence_dir: Path | None,
@@ -420,10 +372,9 @@ def merge_command(
     _run_plain(body, "merging the shards' results")
 
 
-@main.command()
+@main.command(cls=_Headed)
 @click.argument("specs", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--suggest", is_flag=True, help="Propose a repaired anchor for a drifted one.")
-@click.option("--since", "since", metavar="REV", help=_SINCE_HELP)
+@_with_flags("check")
 @_guarded("checking the specs")
 def check(specs: tuple[Path, ...], suggest: bool, since: str | None) -> None:
     """Static check of SPECs (default: every spec in specs/): schema and exactly-once anchors.
@@ -439,9 +390,8 @@ def check(specs: tuple[Path, ...], suggest: bool, since: str | None) -> None:
     _run_plain(body, "checking the specs")
 
 
-@main.command("evidence-check")
-@click.option("--evidence", "evidence_dir", type=click.Path(path_type=Path, file_okay=False),
-              help="Evidence directory [default: evidence/ at the repository root].")
+@main.command("evidence-check", cls=_Headed)
+@_with_flags("evidence-check")
 @_guarded("checking the evidence")
 def evidence_check(evidence_dir: Path | None) -> None:
     """Exit 1 when an evidence document is stale: a file it depends on changed since."""

@@ -45,6 +45,18 @@ class Kind(StrEnum):
     FLAG = "flag"  # on or off; the command-line flag turns it on
 
 
+class Heading(StrEnum):
+    """Where `--help` lists an option, in this order."""
+
+    SELECTION = "Which specs and mutations"
+    RUN = "How it runs"
+    OUTPUTS = "What it writes"
+    SETTINGS = "Settings (also in the project config)"
+
+
+TEST_COMMANDS = frozenset({"verify", "baseline", "redfirst"})  # every setting applies to them
+
+
 class Source(StrEnum):
     """Where an effective value came from."""
 
@@ -68,6 +80,13 @@ class Option(Generic[T]):
     minimum: float | None = None
     maximum: float | None = None
     choices: tuple[str, ...] = ()  # a TEXT option's allowed values (none: any)
+    commands: frozenset[str] = TEST_COMMANDS
+    heading = Heading.SETTINGS
+
+    @property
+    def switches(self) -> tuple[str, ...]:
+        """What the command line takes: the flag (and a flag option's `--no-X`)."""
+        return (self.flag, self.negation) if self.kind is Kind.FLAG else (self.flag,)
 
     @property
     def flag(self) -> str:
@@ -163,6 +182,134 @@ OPTIONS: Final[tuple[Option[Any], ...]] = (  # in the order --help lists them
     NODE_OPTIONS,
 )
 BY_NAME: Mapping[str, Option[Any]] = {option.name: option for option in OPTIONS}
+
+
+class FlagKind(StrEnum):
+    """The type of a command-line flag's value."""
+
+    SWITCH = "switch"  # on when given
+    TEXT = "text"
+    TEXTS = "texts"  # given once per value
+    FILE = "file"
+    DIRECTORY = "directory"
+    TEMPLATES = "templates"  # a directory that exists
+    COUNT = "count"  # an integer in [minimum, maximum]
+
+
+@dataclass(frozen=True)
+class Flag:
+    """A command-line flag that is no setting (the project config cannot set it), declared
+    once: the commands that take it, where `--help` lists it, its help (a command may word
+    it its own way) and its default."""
+
+    switches: tuple[str, ...]
+    parameter: str  # the click parameter name
+    kind: FlagKind
+    commands: frozenset[str]
+    heading: Heading
+    help: str
+    metavar: str | None = None
+    minimum: int | None = None
+    maximum: int | None = None
+    default: Any = None
+    required: bool = False
+    helps: tuple[tuple[str, str], ...] = ()  # (command, its own help)
+    defaults: tuple[tuple[str, Any], ...] = ()  # (command, its own default: shown in --help)
+
+    def help_for(self, command: str) -> str:
+        """The help `command` shows for this flag."""
+        return dict(self.helps).get(command, self.help)
+
+    def default_for(self, command: str) -> Any:
+        """The default of this flag in `command`."""
+        return dict(self.defaults).get(command, self.default)
+
+
+_SINCE = ("Only the specs affected by changes since REV (committed, uncommitted and untracked): a "
+          "spec whose JSON, tests or targets changed; every spec when shared test infrastructure "
+          "changed (conftest.py, a config file, a helper beside the tests, the skip policy, a "
+          "node preload).")
+_RUN_RESULTS = frozenset({"verify", "render", "merge"})  # what has a run's results to report
+FLAGS: Final[tuple[Flag, ...]] = (  # in the order --help lists them under their headings
+    Flag(("--since",), "since", FlagKind.TEXT, frozenset({"verify", "baseline", "check"}),
+         Heading.SELECTION, _SINCE + " [default specs: specs/]", metavar="REV",
+         helps=(("check", _SINCE),)),
+    Flag(("--all",), "all_specs", FlagKind.SWITCH, frozenset({"baseline"}), Heading.SELECTION,
+         "Every spec in specs/."),
+    Flag(("--shard",), "shard_text", FlagKind.TEXT, frozenset({"verify"}), Heading.SELECTION,
+         "Run only shard K of N (1-based) of the mutations, for a CI matrix; `mutharness "
+         "merge` joins the shards' results files.", metavar="K/N"),
+    Flag(("--base",), "rev", FlagKind.TEXT, frozenset({"redfirst"}), Heading.SELECTION,
+         "The commit before the fix: every non-test file changed since is reverted.",
+         metavar="REV", required=True),
+    Flag(("--test",), "tests", FlagKind.TEXTS, frozenset({"redfirst"}), Heading.SELECTION,
+         "A test file or id to run [default: the SPECs' tests, else the test files changed "
+         "since REV].", metavar="PATH_OR_ID"),
+    Flag(("--expect-red",), "expect_red", FlagKind.TEXTS, frozenset({"redfirst"}),
+         Heading.SELECTION, "A test (or file) that must fail with the fix reverted.",
+         metavar="ID"),
+    Flag(("--keep",), "keep", FlagKind.TEXTS, frozenset({"redfirst"}), Heading.SELECTION,
+         "A file or directory on the tests' side: never reverted (a helper outside a tests/ "
+         "directory).", metavar="PATH"),
+    Flag(("--commit",), "commit_rev", FlagKind.TEXT, frozenset({"merge"}), Heading.SELECTION,
+         "The commit the shards ran at, when it is not HEAD (never with --evidence: evidence "
+         "is written only of the tree it goes into).", metavar="REV"),
+    Flag(("--allow-dirty",), "allow_dirty", FlagKind.SWITCH, TEST_COMMANDS, Heading.SELECTION,
+         "Include uncommitted changes (their bytes) instead of refusing a dirty tree."),
+    Flag(("--fail-fast",), "fail_fast", FlagKind.SWITCH, frozenset({"verify"}), Heading.RUN,
+         "Stop at the first unexpected result."),
+    Flag(("-j", "--jobs"), "jobs", FlagKind.COUNT, frozenset({"verify"}), Heading.RUN,
+         "Run the mutations in N worker processes, each in its own workspace; the console, "
+         "results and evidence are those of -j 1.", metavar="N", minimum=1, maximum=64, default=1,
+         defaults=(("verify", 1),)),
+    Flag(("--repeat",), "repeat", FlagKind.COUNT, frozenset({"baseline"}), Heading.RUN,
+         "Run each test set N times; a test whose outcome differs is unstable [default: "
+         "baseline-runs].", metavar="N", minimum=1, maximum=20),
+    Flag(("--load-error-is-red",), "load_error_is_red", FlagKind.SWITCH,
+         frozenset({"redfirst"}), Heading.RUN,
+         "Count a test whose file cannot load without the fix as red."),
+    Flag(("--suggest",), "suggest", FlagKind.SWITCH, frozenset({"check"}), Heading.RUN,
+         "Propose a repaired anchor for a drifted one."),
+    Flag(("--no-progress",), "no_progress", FlagKind.SWITCH, frozenset({"verify"}), Heading.RUN,
+         "No live status line on a terminal: plain lines only, as in a pipe or CI."),
+    Flag(("--color",), "force_color", FlagKind.SWITCH, frozenset({"verify"}), Heading.RUN,
+         "Colour the output even when it is not a terminal or NO_COLOR is set."),
+    Flag(("--json",), "json_path", FlagKind.FILE, frozenset({"verify", "redfirst", "merge"}),
+         Heading.OUTPUTS, "Results file [default: .mutharness/results.json].",
+         helps=(("redfirst", "Results file [default: .mutharness/redfirst.json]."),
+                ("merge", "The merged results file.")),
+         defaults=(("merge", Path(".mutharness/results.json")),)),
+    Flag(("--evidence",), "evidence_dir", FlagKind.DIRECTORY,
+         frozenset({"verify", "redfirst", "merge", "evidence-check"}), Heading.OUTPUTS,
+         "Also render Markdown evidence into this directory.",
+         helps=(("redfirst", "Add a 'Red first' section to each SPEC's evidence document in "
+                             "this directory (rendered by verify --evidence before)."),
+                ("evidence-check", "Evidence directory [default: evidence/ at the repository "
+                                   "root]."))),
+    Flag(("--out",), "out_dir", FlagKind.DIRECTORY, frozenset({"render"}), Heading.OUTPUTS,
+         "Directory to write the evidence into [default: evidence, unless only reports "
+         "(--junit, --summary, --report-*) are asked for]."),
+    Flag(("--template-dir",), "template_dir", FlagKind.TEMPLATES,
+         frozenset({"verify", "redfirst", "render", "merge"}), Heading.OUTPUTS,
+         "Templates that override the packaged ones (spec.md.j2, index.md.j2)."),
+    Flag(("--junit",), "junit_path", FlagKind.FILE, _RUN_RESULTS, Heading.OUTPUTS,
+         "Also write JUnit XML (one test case per mutation) to this file."),
+    Flag(("--summary",), "summary_path", FlagKind.FILE, _RUN_RESULTS, Heading.OUTPUTS,
+         "Also write a short Markdown summary (a table per spec) to this file."),
+    Flag(("--report-stryker",), "stryker_path", FlagKind.FILE, _RUN_RESULTS, Heading.OUTPUTS,
+         "Also write the mutation report as JSON (mutation-testing-report-schema, "
+         "schemaVersion 2)."),
+    Flag(("--report-html",), "html_path", FlagKind.FILE, _RUN_RESULTS, Heading.OUTPUTS,
+         "Also write the mutation report as one self-contained HTML page "
+         "(mutation-testing-elements, inlined)."),
+    Flag(("--config",), "config", FlagKind.FILE, TEST_COMMANDS, Heading.SETTINGS,
+         "Project config file (TOML) [default: mutharness.toml at the repository root, else "
+         "[tool.mutharness] in pyproject.toml]."),
+)
+HEADINGS: Final[Mapping[str, Heading]] = {  # click parameter name -> its heading
+    **{flag.parameter: flag.heading for flag in FLAGS},
+    **{option.parameter: option.heading for option in OPTIONS},
+}
 
 
 @dataclass(frozen=True)

@@ -8,18 +8,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 from conftest import Completed, Project
 
 from mutharness.errors import ConfigProblem, DirtyTreeError
 from mutharness.options import (
     BASELINE_RUNS,
+    FLAGS,
     NODE_IMPORT,
     OPTIONS,
     PYTEST_DROP_ADDOPTS,
     PYTHON,
     STRICT_SKIPS,
     TIMEOUT_FLOOR,
+    Heading,
     Kind,
     Option,
     Source,
@@ -282,3 +285,28 @@ def test_every_flag_option_has_its_no_flag_on_the_command_line(
     done = cli(tmp_path, "verify", "--help")
 
     assert f"{option.flag} / --no-{option.flag[2:]}" in " ".join(done.out.split())
+
+
+def test_every_option_of_every_command_is_declared_once_with_the_commands_that_take_it() -> None:
+    from mutharness.cli import main
+
+    declared = [*OPTIONS, *FLAGS]
+    names = [word for option in declared for word in option.switches]
+    assert len(names) == len(set(names))
+    for name, command in main.commands.items():
+        taken = {word for parameter in command.params if isinstance(parameter, click.Option)
+                 for word in parameter.opts + parameter.secondary_opts} - {"--help"}
+        wanted = {word for option in declared if name in option.commands
+                  for word in option.switches}
+        assert taken == wanted, name
+
+
+def test_help_lists_each_command_s_options_under_their_headings(cli: Cli, tmp_path: Path) -> None:
+    done = cli(tmp_path, "verify", "--help")
+
+    places = [done.out.find(f"{heading.value}:") for heading in Heading]
+    assert -1 not in places, done.out
+    assert places == sorted(places)
+    assert done.out.find("--shard") < done.out.find(f"{Heading.OUTPUTS.value}:") \
+        < done.out.find("--junit") < done.out.find(f"{Heading.SETTINGS.value}:") \
+        < done.out.find("--timeout-floor")
