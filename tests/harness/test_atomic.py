@@ -1,4 +1,4 @@
-"""atomic.write_atomic: a reader sees the old file or the new one, and never blocks a writer."""
+"""repo.files.write_atomic: a reader sees the old file or the new one, and never blocks a writer."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mutharness.repo import files as atomic
+from mutharness.repo import files
 from mutharness.repo.files import create_atomic, write_atomic
 
 HOLDER = '''\
@@ -77,7 +77,7 @@ def test_create_works_where_the_file_system_has_no_hard_links(
         code = getattr(errno, errno_name)
         raise OSError(code, os.strerror(code))
 
-    monkeypatch.setattr(atomic.os, "link", no_links)
+    monkeypatch.setattr(files.os, "link", no_links)
     target = tmp_path / "kept.log"
 
     assert create_atomic(target, b"first") is True
