@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from wheelhouse import FLOOR_TOOLS, TOOLS, download, holds_every_set
 
 CALC = '''\
 """A tiny module under test."""
@@ -423,11 +424,7 @@ def verify_here() -> Callable[..., tuple[Any, Recorder]]:
 
 # -- real installs: wheels from PyPI, venvs with the test tools, `pip install -e .` ----------
 
-TOOLS = ("pytest-json-report", "pytest-xdist", "pytest-cov", "setuptools", "hatchling", "editables",
-         "wheel")
-FLOOR_PYTEST = "7.4.4"  # the oldest pytest mutharness claims (runner.MIN_PYTEST)
-FLOOR_TOOLS = (f"pytest=={FLOOR_PYTEST}", "pytest-json-report==1.5.0")
-TOO_OLD_PYTEST = "7.3.2"
+WHEELHOUSE = "MUTHARNESS_WHEELHOUSE"
 
 
 def pip(*args: str | Path) -> str:
@@ -443,12 +440,15 @@ def pip(*args: str | Path) -> str:
 
 @pytest.fixture(scope="session")
 def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The wheels every real install of the suite uses, downloaded from PyPI once a session."""
-    directory = tmp_path_factory.mktemp("wheelhouse")
-    pip("download", "--quiet", "--dest", directory, f"pytest=={pytest.__version__}", *TOOLS)
-    pip("download", "--quiet", "--dest", directory, *FLOOR_TOOLS)
-    pip("download", "--quiet", "--dest", directory, f"pytest=={TOO_OLD_PYTEST}")
-    return directory
+    """The wheels every real install of the suite uses: the directory tox filled before the
+    suite ran (MUTHARNESS_WHEELHOUSE, `tests/harness/wheelhouse.py`), else downloaded from
+    PyPI once a session (a plain `pytest` run)."""
+    given = os.environ.get(WHEELHOUSE)
+    if given:
+        assert holds_every_set(Path(given)), f"{WHEELHOUSE}={given} lacks this pytest's " \
+            "wheels: run python tests/harness/wheelhouse.py DIR again"
+        return Path(given)
+    return download(tmp_path_factory.mktemp("wheelhouse"))
 
 
 def install(venv: Venv, wheelhouse: Path, *args: str | Path) -> str:

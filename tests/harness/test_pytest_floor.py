@@ -11,14 +11,13 @@ from pathlib import Path
 
 import pytest
 from conftest import (
-    FLOOR_PYTEST,
-    TOO_OLD_PYTEST,
     Completed,
     Project,
     Venv,
     install,
     pip,
 )
+from wheelhouse import FLOOR_PYTEST, TOO_OLD_PYTEST
 
 from mutharness.runners.pytest.runner import MIN_PYTEST
 
@@ -71,8 +70,8 @@ def test_installing_mutharness_into_a_project_environment_keeps_its_pinned_pytes
     install(venv, wheelhouse, f"pytest=={FLOOR_PYTEST}")
     report = tmp_path / "report.json"
 
-    pip("--python", venv.python, "install", "--dry-run", "--quiet", "--find-links", wheelhouse,
-        "--report", report, ROOT)
+    pip("--python", venv.python, "install", "--dry-run", "--quiet", "--no-index",
+        "--find-links", wheelhouse, "--report", report, ROOT)
 
     planned = {item["metadata"]["name"].lower(): item["metadata"]["version"]
                for item in json.loads(report.read_text("utf-8"))["install"]}

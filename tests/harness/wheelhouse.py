@@ -1,0 +1,54 @@
+"""The wheels the suite's real installs use, downloaded once before it runs (tox's
+commands_pre): `python tests/harness/wheelhouse.py DIR`. The suite itself then needs no
+package index (conftest's `wheelhouse` reads MUTHARNESS_WHEELHOUSE)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+TOOLS = ("pytest-json-report", "pytest-xdist", "pytest-cov", "setuptools", "hatchling", "editables",
+         "wheel")
+FLOOR_PYTEST = "7.4.4"  # the oldest pytest mutharness claims (runner.MIN_PYTEST)
+FLOOR_TOOLS = (f"pytest=={FLOOR_PYTEST}", "pytest-json-report==1.5.0")
+TOO_OLD_PYTEST = "7.3.2"
+_PROJECT = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text(
+    encoding="utf-8"))
+MUTHARNESS = (  # what installing mutharness itself needs: its dependencies, its build backend
+    *_PROJECT["project"]["dependencies"], *_PROJECT["build-system"]["requires"])
+SETS = (  # pip resolves each set on its own: the floor's pins never meet this pytest
+    (f"pytest=={pytest.__version__}", *TOOLS),
+    FLOOR_TOOLS,
+    (f"pytest=={TOO_OLD_PYTEST}",),
+    MUTHARNESS,
+)
+
+
+def download(directory: Path) -> Path:
+    """Every wheel of `SETS` (and what they need) into `directory`, from the package index."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for packages in SETS:
+        done = subprocess.run(
+            [sys.executable, "-m", "pip", "--disable-pip-version-check", "download",
+             "--quiet", "--dest", str(directory), *packages],
+            capture_output=True, text=True,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"pip download {' '.join(packages)} failed:\n{done.stdout}\n"
+                               f"{done.stderr}")
+    return directory
+
+
+def holds_every_set(directory: Path) -> bool:
+    """Whether `directory` holds a wheel of each pytest the sets pin (this one included)."""
+    names = {path.name.lower() for path in directory.glob("*.whl")}
+    return all(any(name.startswith(f"pytest-{version}-") for name in names)
+               for version in (pytest.__version__, FLOOR_PYTEST, TOO_OLD_PYTEST))
+
+
+if __name__ == "__main__":
+    print(f"wheelhouse: {download(Path(sys.argv[1]))}")
