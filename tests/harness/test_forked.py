@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from conftest import Completed, Project, edit_json, git
-from inproc import kept_environ
+from inproc import in_process, kept_environ
 
 from mutharness.reports.evidence import spec_facts
 from mutharness.results import RunResult, from_json, to_json
@@ -387,11 +387,11 @@ def test_a_server_that_dies_leaves_the_verdicts_to_fresh_processes(
     assert forked_runs == ["fresh", "fresh", "forked"] + ["fresh"] * 7
 
 
-def test_the_runner_option_accepts_only_the_runners_there_are(project: Project, cli: Cli) -> None:
-    done = cli(project.root, "verify", "specs/imports.json", "--pytest-runner", "spawn")
+def test_the_runner_option_accepts_only_the_runners_there_are(project: Project) -> None:
+    done = in_process(project.root, "verify", "specs/imports.json", "--pytest-runner", "spawn")
     project.write("mutharness.toml", 'pytest-runner = "spawn"\n')
     project.commit("a runner that does not exist")
-    configured = cli(project.root, "verify", "specs/imports.json")
+    configured = in_process(project.root, "verify", "specs/imports.json")
 
     assert done.code == 2
     assert "'spawn' is not one of 'forked', 'subprocess'" in done.err

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import pytest
 from conftest import Completed, Project, default_spec, git
+from inproc import in_process
 
 ProjectFactory = Callable[..., Project]
 Cli = Callable[..., Completed]
@@ -194,7 +195,7 @@ def test_the_proof_is_a_section_of_the_spec_s_evidence_with_its_own_digests(
     done = cli(project.root, "redfirst", "--base", base, "specs/calc.json",
                "--evidence", "evidence", "--timeout-floor", "25")
     project.commit("red-first evidence")
-    fresh = cli(project.root, "evidence-check")
+    fresh = in_process(project.root, "evidence-check")
     again = cli(project.root, "verify", "specs", "--evidence", "evidence")
 
     assert done.code == 0, done.out + done.err
@@ -208,7 +209,7 @@ def test_the_proof_is_a_section_of_the_spec_s_evidence_with_its_own_digests(
     assert fresh.code == 0, fresh.out
     assert again.code == 0 and git(project.root, "status", "--porcelain") == ""  # kept as is
     project.write("tests/test_calc.py", NEW_TESTS + "\n# edited\n")
-    stale = cli(project.root, "evidence-check")
+    stale = in_process(project.root, "evidence-check")
     assert stale.code == 1
     assert "tests/test_calc.py changed (stales: verdicts, baseline line, red first)" in stale.out
 
@@ -379,7 +380,7 @@ def test_a_kept_red_first_section_goes_stale_on_its_own_after_a_test_edit(
     project.commit("the tests are edited")
 
     assert cli(project.root, "verify", "specs", "--evidence", "evidence").code == 0
-    done = cli(project.root, "evidence-check")
+    done = in_process(project.root, "evidence-check")
 
     assert done.code == 1, done.out
     assert "    tests/test_calc.py changed (stales: red first)" in done.out.splitlines()

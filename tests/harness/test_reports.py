@@ -19,6 +19,7 @@ from typing import Any
 import jsonschema
 import pytest
 from conftest import BOUNDS, Completed, Project, default_spec
+from inproc import in_process
 from markdown_it import MarkdownIt
 
 from mutharness.reports.junit import junit_xml
@@ -164,11 +165,11 @@ def test_merge_writes_the_reports_of_the_whole_run(project: Project, cli: Cli) -
         assert done.code in (0, 1, 4), done.out + done.err
     verify(project, cli)
 
-    merged = cli(project.root, "merge", *(str(here / name) for name in (
-                 "shard-1.json", "shard-2.json")), "--json", str(here / "merged.json"),
-                 "--junit", str(here / "merged.xml"), "--summary", str(here / "merged.md"),
-                 "--report-stryker", str(here / "merged.stryker.json"))
-    whole = cli(here, "render", "run.json", "--report-stryker", "run.stryker.json")
+    merged = in_process(project.root, "merge", *(str(here / name) for name in (
+                        "shard-1.json", "shard-2.json")), "--json", str(here / "merged.json"),
+                        "--junit", str(here / "merged.xml"), "--summary", str(here / "merged.md"),
+                        "--report-stryker", str(here / "merged.stryker.json"))
+    whole = in_process(here, "render", "run.json", "--report-stryker", "run.stryker.json")
 
     assert merged.code == 4, merged.out + merged.err
     assert whole.code == 0, whole.out + whole.err
@@ -310,8 +311,8 @@ def test_results_older_than_the_columns_give_no_mutation_report_and_say_so(
             del mutation["location"]
     (here / "old.json").write_text(json.dumps(document), "utf-8")
 
-    done = cli(here, "render", "old.json", "--report-stryker", "old.stryker.json", "--junit",
-               "old.xml")
+    done = in_process(here, "render", "old.json", "--report-stryker", "old.stryker.json", "--junit",
+                      "old.xml")
 
     assert done.code == 2, done.out + done.err
     assert "the results hold no column or file text for it" in done.err
@@ -325,8 +326,8 @@ def test_render_makes_the_reports_of_a_shard_and_refuses_only_its_evidence(
     done = cli(project.root, "verify", "specs", "--shard", "2/2", "--json", str(here / "s.json"))
     assert done.code in (0, 1, 4), done.out + done.err
 
-    reports = cli(here, "render", "s.json", "--junit", "s.xml", "--summary", "s.md")
-    evidence = cli(here, "render", "s.json", "--out", "evidence", "--junit", "e.xml")
+    reports = in_process(here, "render", "s.json", "--junit", "s.xml", "--summary", "s.md")
+    evidence = in_process(here, "render", "s.json", "--out", "evidence", "--junit", "e.xml")
 
     assert reports.code == 0, reports.out + reports.err
     planned = {spec["id"]: len(spec["mutations"]) for spec in

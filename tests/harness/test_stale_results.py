@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import pytest
 from conftest import Completed, Project, default_spec
+from inproc import in_process
 
 from mutharness.errors import ExitCode, ResultsError
 from mutharness.results import read_results
@@ -63,9 +64,9 @@ def test_a_refused_run_leaves_no_earlier_green_results_for_render_or_ci(
             assert not run.complete and run.error is not None
             assert run.exit_code() is ExitCode(code)
             assert run.mutation_results == ()
-        evidence = cli(here, "render", str(path), "--out", str(here / "evidence"))
+        evidence = in_process(here, "render", str(path), "--out", str(here / "evidence"))
         assert evidence.code != 0 and not (here / "evidence").exists()
-        summary = cli(here, "render", str(path), "--summary", str(here / "s.md"))
+        summary = in_process(here, "render", str(path), "--summary", str(here / "s.md"))
         if summary.code == 0:
             assert "all 2 mutation(s) behaved as expected" not in (here / "s.md").read_text(
                 "utf-8")
