@@ -216,10 +216,12 @@ def test_shards_whose_target_changed_at_the_named_commit_are_refused(project: Pr
 
 
 def test_render_refuses_a_results_file_whose_verdict_was_edited_and_writes_nothing(
-    project: Project, cli: Cli
+    project: Project
 ) -> None:
-    results = project.root.parent / "run.json"
-    assert cli(project.root, "verify", "specs", "--json", str(results)).code == 1
+    results = holding_survivor(*shards(project))  # render makes a shard's reports, as a run's
+    honest = project.root.parent / "honest.xml"
+    assert in_process(project.root, "render", str(results), "--junit", str(honest)).code == 0
+    assert honest.exists()  # the control: unedited, the same file renders
     edit_json(results, lambda d: survivor(d).update(verdict="CAUGHT", as_expected=True))
     junit = project.root.parent / "junit.xml"
 
