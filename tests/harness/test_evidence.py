@@ -647,15 +647,15 @@ def test_a_broken_override_template_fails_render_with_a_clear_error_and_exit_2(
 
 
 def test_verify_refuses_a_broken_override_template_before_running_any_test(
-    make_project: ProjectFactory, cli: Cli, tmp_path: Path
+    make_project: ProjectFactory, tmp_path: Path
 ) -> None:
     project = make_project()
     templates = tmp_path / "templates"
     templates.mkdir()
     (templates / "index.md.j2").write_text("{% if %}\n", encoding="utf-8")
 
-    done = cli(project.root, "verify", "specs/calc.json", "--evidence", "evidence",
-               "--template-dir", str(templates))
+    done = in_process(project.root, "verify", "specs/calc.json", "--evidence", "evidence",
+                      "--template-dir", str(templates))
 
     assert done.code == 2, done.out + done.err
     assert "Traceback" not in done.err
