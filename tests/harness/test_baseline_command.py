@@ -138,11 +138,11 @@ def test_repeat_reports_a_test_whose_outcome_differs_as_unstable(
     assert "tests/test_flaky.py::test_fails_every_second_run" in repeated.out
 
 
-def test_baseline_needs_specs_all_or_since(make_project: ProjectFactory, cli: Cli) -> None:
+def test_baseline_needs_specs_all_or_since(make_project: ProjectFactory) -> None:
     project = make_project()
 
-    done = cli(project.root, "baseline")
-    both = cli(project.root, "baseline", "--all", "specs/calc.json")
+    done = in_process(project.root, "baseline")
+    both = in_process(project.root, "baseline", "--all", "specs/calc.json")
 
     assert done.code == 2 and "--all, or --since REV" in done.err
     assert both.code == 2 and "not both" in both.err

@@ -169,14 +169,15 @@ def test_a_test_file_that_needs_the_fix_to_load_is_red_only_when_opted_in(
         "(HEAD: 4 pass / 0 fail; reverted: 2 pass / 2 fail)")
 
 
-def test_a_base_with_no_fix_since_is_refused(make_project: ProjectFactory, cli: Cli) -> None:
+def test_a_base_with_no_fix_since_is_refused(make_project: ProjectFactory) -> None:
     project, _ = fixed_project(make_project)
 
-    done = cli(project.root, "redfirst", "--base", "HEAD", "specs/calc.json")
-    only_tests = cli(project.root, "redfirst", "--base", "HEAD~1", "specs/calc.json",
-                     "--keep", "src")
+    done = in_process(project.root, "redfirst", "--base", "HEAD", "specs/calc.json")
+    only_tests = in_process(project.root, "redfirst", "--base", "HEAD~1", "specs/calc.json",
+                            "--keep", "src")
     git(project.root, "checkout", "-q", "HEAD~1")
-    behind = cli(project.root, "redfirst", "--base", "main", "--test", "tests/test_calc.py")
+    behind = in_process(project.root, "redfirst", "--base", "main", "--test",
+                        "tests/test_calc.py")
 
     assert done.code == 2 and "there is no fix to revert" in done.err
     assert only_tests.code == 2 and "there is no fix to revert" in only_tests.err
@@ -355,7 +356,8 @@ def test_a_test_or_expected_red_id_that_names_nothing_is_refused(
 ) -> None:
     project, base = fixed_project(make_project)
 
-    missing = cli(project.root, "redfirst", "--base", base, "--test", "tests/test_nothing.py")
+    missing = in_process(project.root, "redfirst", "--base", base, "--test",
+                         "tests/test_nothing.py")  # refused before any test runs
     unknown = cli(project.root, "redfirst", "--base", base, "specs/calc.json",
                   "--expect-red", "tests/test_calc.py::test_nothing")
 
