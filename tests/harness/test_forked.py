@@ -539,6 +539,9 @@ def test_every_bundled_pytest_spec_gets_the_facts_forked_that_its_fresh_evidence
     )
     recorded = {spec_id: json.loads((REPOSITORY / "evidence" / f"{spec_id}.json").read_text(
         "utf-8")) for spec_id in ids}
+    runners = {spec_id: facts["settings"]["values"]["pytest-runner"]
+               for spec_id, facts in recorded.items()}
+    assert set(runners.values()) == {"subprocess"}, runners  # the evidence ran fresh processes
     out = tmp_path / "forked.json"
 
     done = cli(REPOSITORY, "verify", *specs, "--allow-dirty", *FORKED, "--json", str(out),
@@ -548,6 +551,7 @@ def test_every_bundled_pytest_spec_gets_the_facts_forked_that_its_fresh_evidence
     assert done.code == 0, done.out + done.err
     assert "note:" not in done.err, done.err  # no fall-back to fresh processes
     forked = from_json(json.loads(out.read_text("utf-8")), str(out))
+    assert forked.settings["values"]["pytest-runner"] == "forked"
     assert [spec.spec.id for spec in forked.specs] == ids
     differences = [line for spec_id in ids
                    for line in runner_differences(recorded[spec_id], facts_of(forked, spec_id))]
