@@ -20,6 +20,7 @@ from conftest import (
     recording,
     run_cli,
 )
+from inproc import in_process
 
 ProjectFactory = Callable[..., Project]
 Cli = Callable[..., Completed]
@@ -137,11 +138,11 @@ def test_repeat_reports_a_test_whose_outcome_differs_as_unstable(
     assert "tests/test_flaky.py::test_fails_every_second_run" in repeated.out
 
 
-def test_baseline_needs_specs_all_or_since(make_project: ProjectFactory, cli: Cli) -> None:
+def test_baseline_needs_specs_all_or_since(make_project: ProjectFactory) -> None:
     project = make_project()
 
-    done = cli(project.root, "baseline")
-    both = cli(project.root, "baseline", "--all", "specs/calc.json")
+    done = in_process(project.root, "baseline")
+    both = in_process(project.root, "baseline", "--all", "specs/calc.json")
 
     assert done.code == 2 and "--all, or --since REV" in done.err
     assert both.code == 2 and "not both" in both.err
@@ -215,7 +216,7 @@ def test_since_selects_exactly_the_affected_specs(
         project.write(change, text + "\n# touched\n")
     project.commit(f"touch {change}")
 
-    checked = cli(project.root, "check", "--since", base)
+    checked = in_process(project.root, "check", "--since", base)
     measured = cli(project.root, "baseline", "--since", base)
     verified = cli(project.root, "verify", "--since", base)
 
@@ -242,7 +243,7 @@ def test_since_counts_uncommitted_and_untracked_changes(
     project.write("src/other.py", "def double(x):\n    return 2 * x  # edited\n")
 
     done = cli(project.root, "baseline", "--since", base, "--allow-dirty")
-    untracked = cli(project.root, "check", "--since", base)
+    untracked = in_process(project.root, "check", "--since", base)
 
     assert done.code == 0, done.out + done.err
     assert [line.split()[1] for line in pin_lines(done.out)] == ["specs/other.json:"]
@@ -297,14 +298,14 @@ def test_since_selects_a_spec_whose_target_imports_a_helper_that_changed(
 
 
 def test_since_selects_a_spec_that_has_no_record_of_its_last_run(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     project = make_project(spec=default_spec(mutations=[LOW]))
     base = git(project.root, "rev-parse", "HEAD").strip()
     project.write("src/limits.py", "FLOOR = 0\n")
     project.commit("a file no recorded run names")
 
-    done = cli(project.root, "check", "--since", base)
+    done = in_process(project.root, "check", "--since", base)
 
     assert done.code == 0, done.out + done.err
     assert "calc (no record of its last run" in done.out

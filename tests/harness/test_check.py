@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from conftest import CALC, Completed, Project, default_spec, git
+from inproc import in_process
 
 from mutharness.model.anchors import Splice, locate
 from mutharness.static_check import repaired_anchor
@@ -45,12 +46,12 @@ def test_check_passes_valid_specs_with_a_summary_line_and_exit_0(
     assert done.err == ""
 
 
-def test_check_runs_no_tests(make_project: ProjectFactory, cli: Cli) -> None:
+def test_check_runs_no_tests(make_project: ProjectFactory) -> None:
     project = make_project()
     project.write("conftest.py", MARKER_CONFTEST)  # pytest would import this and leave a marker
     project.commit("a conftest that marks every pytest run")
 
-    done = cli(project.root, "check")
+    done = in_process(project.root, "check")
 
     assert done.code == 0, done.out + done.err
     assert not (project.root / "PYTEST_RAN").exists()
@@ -70,20 +71,20 @@ def test_the_marker_conftest_does_mark_a_pytest_run(make_project: ProjectFactory
 
 
 def test_check_with_no_arguments_checks_every_spec_under_specs_at_the_repository_root(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     project = make_project()
     project.spec("adult", default_spec(mutations=[default_spec()["mutations"][1]]), commit=True)
     (project.root / "src/deeper").mkdir()
 
-    done = cli(project.root / "src/deeper", "check")
+    done = in_process(project.root / "src/deeper", "check")
 
     assert done.code == 0, done.out + done.err
     assert "2 spec(s), 3 mutation(s)" in done.out
 
 
 def test_check_lists_every_problem_in_every_spec_at_once_and_exits_2(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     project = make_project()
     calc = default_spec()
@@ -96,7 +97,7 @@ def test_check_lists_every_problem_in_every_spec_at_once_and_exits_2(
         {**calc["mutations"][0], "file": "src/nowhere.py"}]})
     project.commit("four broken specs")
 
-    done = cli(project.root, "check")
+    done = in_process(project.root, "check")
 
     assert done.code == 2, done.out + done.err
     assert "4 problem(s)" in done.err
@@ -110,28 +111,26 @@ def test_check_lists_every_problem_in_every_spec_at_once_and_exits_2(
 
 
 def test_a_drifted_anchor_is_reported_with_the_nearest_candidate_line(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     project = make_project()
     project.write("src/calc.py", CALC.replace("if value < low:", "if value <= low:"))
     project.commit("drift")
 
-    done = cli(project.root, "check")
+    done = in_process(project.root, "check")
 
     assert done.code == 2, done.out + done.err
     assert "nearest line 5: '    if value <= low:'" in done.err
 
 
-def test_suggest_repairs_an_anchor_whose_text_was_re_indented(
-    make_project: ProjectFactory, cli: Cli
-) -> None:
+def test_suggest_repairs_an_anchor_whose_text_was_re_indented(make_project: ProjectFactory) -> None:
     project = make_project()
     reindented = CALC.replace("    if value < low:\n        return low\n",
                               "    if True:\n        if value < low:\n            return low\n")
     project.write("src/calc.py", reindented)
     project.commit("re-indent")
 
-    done = cli(project.root, "check", "--suggest")
+    done = in_process(project.root, "check", "--suggest")
 
     assert done.code == 2, done.out + done.err
     [suggested] = suggestions(done.err)
@@ -140,7 +139,7 @@ def test_suggest_repairs_an_anchor_whose_text_was_re_indented(
 
 
 def test_suggest_repairs_an_anchor_whose_text_was_re_flowed_over_other_lines(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     project = make_project()
     spec = default_spec(mutations=[{
@@ -153,7 +152,7 @@ def test_suggest_repairs_an_anchor_whose_text_was_re_flowed_over_other_lines(
     project.write("src/calc.py", reflowed)
     project.commit("re-flow")
 
-    done = cli(project.root, "check", "--suggest")
+    done = in_process(project.root, "check", "--suggest")
 
     assert done.code == 2, done.out + done.err
     [suggested] = suggestions(done.err)
@@ -163,13 +162,13 @@ def test_suggest_repairs_an_anchor_whose_text_was_re_flowed_over_other_lines(
 
 
 def test_suggest_proposes_nothing_when_the_words_themselves_changed(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     project = make_project()
     project.write("src/calc.py", CALC.replace("if value < low:", "if value < minimum:"))
     project.commit("rename")
 
-    done = cli(project.root, "check", "--suggest")
+    done = in_process(project.root, "check", "--suggest")
 
     assert done.code == 2, done.out + done.err
     assert suggestions(done.err) == []
@@ -177,7 +176,7 @@ def test_suggest_proposes_nothing_when_the_words_themselves_changed(
 
 
 def test_check_accepts_a_target_file_that_is_not_committed_yet_as_a_pre_commit_hook_sees_it(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     project = make_project()
     project.write("src/fresh.py", "def answer():\n    return 42\n")
@@ -187,27 +186,27 @@ def test_check_accepts_a_target_file_that_is_not_committed_yet_as_a_pre_commit_h
     }]))
     git(project.root, "add", "src/fresh.py", "specs/fresh.json")  # staged, not committed
 
-    done = cli(project.root, "check")
+    done = in_process(project.root, "check")
 
     assert done.code == 0, done.out + done.err
 
 
 def test_check_reads_the_working_tree_so_an_uncommitted_drift_fails(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     project = make_project()
     project.write("src/calc.py", CALC.replace("return age >= 18", "return age > 17"))
 
-    done = cli(project.root, "check")
+    done = in_process(project.root, "check")
 
     assert done.code == 2, done.out + done.err
     assert "specs/calc.json#/mutations/1/anchor" in done.err
 
 
-def test_this_repository_s_own_specs_pass_check(cli: Cli) -> None:
+def test_this_repository_s_own_specs_pass_check() -> None:
     assert (REPOSITORY / "specs").is_dir(), REPOSITORY
 
-    done = cli(REPOSITORY, "check")
+    done = in_process(REPOSITORY, "check")
 
     assert done.code == 0, done.out + done.err
     assert "schema valid, every anchor occurs exactly once" in done.out

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from conftest import Completed, Project, default_spec
+from inproc import in_process
 from liverun import HANG_GUARD, Sandbox, add_probes, alive, spawn, wait_for
 
 from mutharness.errors import EnvironmentProblem
@@ -556,7 +557,7 @@ def test_verify_evidence_and_render_write_the_same_documents_and_render_needs_no
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
 
-    rendered = cli(elsewhere, "render", str(tmp_path / "results.json"), "--out", "docs")
+    rendered = in_process(elsewhere, "render", str(tmp_path / "results.json"), "--out", "docs")
 
     assert rendered.code == 0, rendered.out + rendered.err
     from_render = {p.name: p.read_bytes() for p in (elsewhere / "docs").iterdir()}
@@ -597,7 +598,7 @@ def test_an_interrupted_verify_writes_no_evidence_from_its_partial_results(
     assert "evidence: not written" in out
 
 
-def test_a_template_in_template_dir_overrides_that_file_only(cli: Cli, tmp_path: Path) -> None:
+def test_a_template_in_template_dir_overrides_that_file_only(tmp_path: Path) -> None:
     templates = tmp_path / "templates"
     templates.mkdir()
     (templates / "spec.md.j2").write_text(
@@ -605,8 +606,8 @@ def test_a_template_in_template_dir_overrides_that_file_only(cli: Cli, tmp_path:
     )
     results_path = save(results(), tmp_path / "results.json")
 
-    done = cli(tmp_path, "render", str(results_path), "--out", "out",
-               "--template-dir", str(templates))
+    done = in_process(tmp_path, "render", str(results_path), "--out", "out",
+                      "--template-dir", str(templates))
 
     assert done.code == 0, done.out + done.err
     custom = (tmp_path / "out/calc.md").read_text("utf-8")
@@ -625,7 +626,7 @@ def test_a_template_in_template_dir_overrides_that_file_only(cli: Cli, tmp_path:
     ],
 )
 def test_a_broken_override_template_fails_render_with_a_clear_error_and_exit_2(
-    cli: Cli, tmp_path: Path, template: str | bytes, expected: str
+    tmp_path: Path, template: str | bytes, expected: str
 ) -> None:
     templates = tmp_path / "templates"
     templates.mkdir()
@@ -636,8 +637,8 @@ def test_a_broken_override_template_fails_render_with_a_clear_error_and_exit_2(
         target.write_text(template, encoding="utf-8")
     results_path = save(results(), tmp_path / "results.json")
 
-    done = cli(tmp_path, "render", str(results_path), "--out", "out",
-               "--template-dir", str(templates))
+    done = in_process(tmp_path, "render", str(results_path), "--out", "out",
+                      "--template-dir", str(templates))
 
     assert done.code == 2, done.out + done.err
     assert "Traceback" not in done.err
@@ -646,15 +647,15 @@ def test_a_broken_override_template_fails_render_with_a_clear_error_and_exit_2(
 
 
 def test_verify_refuses_a_broken_override_template_before_running_any_test(
-    make_project: ProjectFactory, cli: Cli, tmp_path: Path
+    make_project: ProjectFactory, tmp_path: Path
 ) -> None:
     project = make_project()
     templates = tmp_path / "templates"
     templates.mkdir()
     (templates / "index.md.j2").write_text("{% if %}\n", encoding="utf-8")
 
-    done = cli(project.root, "verify", "specs/calc.json", "--evidence", "evidence",
-               "--template-dir", str(templates))
+    done = in_process(project.root, "verify", "specs/calc.json", "--evidence", "evidence",
+                      "--template-dir", str(templates))
 
     assert done.code == 2, done.out + done.err
     assert "Traceback" not in done.err
@@ -667,26 +668,24 @@ def test_verify_refuses_a_broken_override_template_before_running_any_test(
     "content", ["not json at all", "[1, 2]", '{"schema": 1}', '{"schema": 99, "specs": []}'],
 )
 def test_render_of_a_file_that_is_not_a_results_file_exits_2_without_a_traceback(
-    cli: Cli, tmp_path: Path, content: str
+    tmp_path: Path, content: str
 ) -> None:
     path = tmp_path / "results.json"
     path.write_text(content, encoding="utf-8")
 
-    done = cli(tmp_path, "render", str(path), "--out", "out")
+    done = in_process(tmp_path, "render", str(path), "--out", "out")
 
     assert done.code == 2, done.out + done.err
     assert "Traceback" not in done.err
     assert "results" in done.err
 
 
-def test_render_refuses_the_results_of_a_run_that_did_not_complete(
-    cli: Cli, tmp_path: Path
-) -> None:
+def test_render_refuses_the_results_of_a_run_that_did_not_complete(tmp_path: Path) -> None:
     partial = results()
     partial["complete"] = False  # interrupted, stopped by an error, or still running
     results_path = save(partial, tmp_path / "results.json")
 
-    done = cli(tmp_path, "render", str(results_path), "--out", "out")
+    done = in_process(tmp_path, "render", str(results_path), "--out", "out")
 
     assert done.code == 2, done.out + done.err
     assert "its run did not complete" in done.err
@@ -694,12 +693,12 @@ def test_render_refuses_the_results_of_a_run_that_did_not_complete(
 
 
 def test_render_into_a_directory_that_cannot_be_created_exits_5_without_a_traceback(
-    cli: Cli, tmp_path: Path
+    tmp_path: Path
 ) -> None:
     (tmp_path / "a-file").write_text("", encoding="utf-8")
     results_path = save(results(), tmp_path / "results.json")
 
-    done = cli(tmp_path, "render", str(results_path), "--out", "a-file/evidence")
+    done = in_process(tmp_path, "render", str(results_path), "--out", "a-file/evidence")
 
     assert done.code == 5, done.out + done.err
     assert "Traceback" not in done.err

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import CALC, Completed, Project, calc_project, git, recording, run_cli
+from inproc import in_process
 
 from mutharness.digest import file_digest
 from mutharness.repo.files import copy_file
@@ -70,8 +71,8 @@ def stale_line(document: str, commits: int | str) -> re.Pattern[str]:
     )
 
 
-def test_fresh_evidence_passes_with_exit_0(repo: Project, cli: Cli) -> None:
-    done = cli(repo.root, "evidence-check")
+def test_fresh_evidence_passes_with_exit_0(repo: Project) -> None:
+    done = in_process(repo.root, "evidence-check")
 
     assert done.code == 0, done.out + done.err
     assert "adult.md: fresh" in done.out
@@ -94,7 +95,7 @@ def test_a_committed_edit_to_a_target_makes_its_evidence_stale_naming_file_and_c
     assert "1 of 2 evidence document(s) stale" in done.out
 
 
-def test_commits_that_touched_a_test_file_are_counted(repo: Project, cli: Cli) -> None:
+def test_commits_that_touched_a_test_file_are_counted(repo: Project) -> None:
     repo.write("tests/test_adult.py", TEST_ADULT + "\n\ndef test_more():\n    assert True\n")
     repo.commit("a test more")
     repo.write("README.md", "unrelated\n")
@@ -102,7 +103,7 @@ def test_commits_that_touched_a_test_file_are_counted(repo: Project, cli: Cli) -
     repo.write("tests/test_adult.py", TEST_ADULT + "\n\ndef test_most():\n    assert True\n")
     repo.commit("another test")
 
-    done = cli(repo.root, "evidence-check")
+    done = in_process(repo.root, "evidence-check")
 
     assert done.code == 1, done.out + done.err
     assert stale_line("adult.md", 2).search(done.out), done.out
@@ -110,32 +111,32 @@ def test_commits_that_touched_a_test_file_are_counted(repo: Project, cli: Cli) -
     assert "calc.md: fresh" in done.out
 
 
-def test_an_edit_to_the_spec_itself_makes_its_evidence_stale(repo: Project, cli: Cli) -> None:
+def test_an_edit_to_the_spec_itself_makes_its_evidence_stale(repo: Project) -> None:
     repo.spec("adult", {**ADULT_SPEC, "_provenance": "re-measured by nobody"}, commit=True)
 
-    done = cli(repo.root, "evidence-check")
+    done = in_process(repo.root, "evidence-check")
 
     assert done.code == 1, done.out + done.err
     assert "    specs/adult.json changed" in done.out
 
 
-def test_an_unrelated_change_leaves_the_evidence_fresh(repo: Project, cli: Cli) -> None:
+def test_an_unrelated_change_leaves_the_evidence_fresh(repo: Project) -> None:
     repo.write("README.md", "a readme\n")
     repo.write("src/other.py", "VALUE = 1\n")
     repo.commit("unrelated files")
     repo.write("notes.txt", "uncommitted and unrelated\n")
 
-    done = cli(repo.root, "evidence-check")
+    done = in_process(repo.root, "evidence-check")
 
     assert done.code == 0, done.out + done.err
     assert "0 of 2 evidence document(s) stale" in done.out
 
 
-def test_a_deleted_dependency_is_reported_missing(repo: Project, cli: Cli) -> None:
+def test_a_deleted_dependency_is_reported_missing(repo: Project) -> None:
     git(repo.root, "rm", "-q", "tests/test_adult.py")
     repo.commit("drop a test file")
 
-    done = cli(repo.root, "evidence-check")
+    done = in_process(repo.root, "evidence-check")
 
     assert done.code == 1, done.out + done.err
     assert stale_line("adult.md", 1).search(done.out), done.out
@@ -143,11 +144,11 @@ def test_a_deleted_dependency_is_reported_missing(repo: Project, cli: Cli) -> No
 
 
 def test_an_uncommitted_edit_makes_evidence_stale_and_says_no_commit_has_it_yet(
-    repo: Project, cli: Cli
+    repo: Project
 ) -> None:
     repo.write("src/adult.py", ADULT.replace("18", "21"))
 
-    done = cli(repo.root, "evidence-check")
+    done = in_process(repo.root, "evidence-check")
 
     assert done.code == 1, done.out + done.err
     assert re.search(r"^adult\.md: STALE \(measured at [0-9a-f]{12}; the files below differ "
@@ -155,9 +156,7 @@ def test_an_uncommitted_edit_makes_evidence_stale_and_says_no_commit_has_it_yet(
     assert "    src/adult.py changed" in done.out
 
 
-def test_a_measured_commit_the_repository_lacks_gives_an_unknown_count(
-    repo: Project, cli: Cli
-) -> None:
+def test_a_measured_commit_the_repository_lacks_gives_an_unknown_count(repo: Project) -> None:
     facts = repo.root / "evidence/calc.json"
     text = facts.read_text(encoding="utf-8")
     commit = json.loads(text)["commit"]
@@ -165,18 +164,16 @@ def test_a_measured_commit_the_repository_lacks_gives_an_unknown_count(
     repo.write("src/calc.py", CALC + "\n")
     repo.commit("evidence from elsewhere, and a change")
 
-    done = cli(repo.root, "evidence-check")
+    done = in_process(repo.root, "evidence-check")
 
     assert done.code == 1, done.out + done.err
     assert stale_line("calc.md", "an unknown number of").search(done.out), done.out
 
 
-def test_a_markdown_file_that_is_not_evidence_is_reported_unreadable(
-    repo: Project, cli: Cli
-) -> None:
+def test_a_markdown_file_that_is_not_evidence_is_reported_unreadable(repo: Project) -> None:
     repo.write("evidence/notes.md", "# notes by hand\n")
 
-    done = cli(repo.root, "evidence-check")
+    done = in_process(repo.root, "evidence-check")
 
     assert done.code == 1, done.out + done.err
     assert ("notes.md: UNREADABLE (its facts file notes.json is missing (re-render the "
@@ -184,14 +181,12 @@ def test_a_markdown_file_that_is_not_evidence_is_reported_unreadable(
     assert "index.md" not in done.out  # the index records no digests and is not evidence
 
 
-def test_a_recorded_path_leading_out_of_the_repository_is_refused_not_read(
-    repo: Project, cli: Cli
-) -> None:
+def test_a_recorded_path_leading_out_of_the_repository_is_refused_not_read(repo: Project) -> None:
     facts = repo.root / "evidence/calc.json"
     text = facts.read_text(encoding="utf-8")
     facts.write_text(text.replace('"src/calc.py"', '"../outside.py"'), encoding="utf-8")
 
-    done = cli(repo.root, "evidence-check")
+    done = in_process(repo.root, "evidence-check")
 
     assert done.code == 1, done.out + done.err
     assert "calc.md: UNREADABLE (records a path outside the repository: '../outside.py')" \
@@ -199,12 +194,12 @@ def test_a_recorded_path_leading_out_of_the_repository_is_refused_not_read(
 
 
 def test_the_evidence_option_names_another_directory_and_a_missing_one_exits_2(
-    repo: Project, cli: Cli
+    repo: Project
 ) -> None:
     shutil.move(repo.root / "evidence", repo.root / "docs")
 
-    found = cli(repo.root, "evidence-check", "--evidence", "docs")
-    missing = cli(repo.root, "evidence-check")
+    found = in_process(repo.root, "evidence-check", "--evidence", "docs")
+    missing = in_process(repo.root, "evidence-check")
 
     assert found.code == 0, found.out + found.err
     assert "0 of 2 evidence document(s) stale" in found.out
@@ -213,9 +208,9 @@ def test_the_evidence_option_names_another_directory_and_a_missing_one_exits_2(
 
 
 def test_the_evidence_check_runs_from_a_subdirectory_against_the_repository_root(
-    repo: Project, cli: Cli
+    repo: Project
 ) -> None:
-    done = cli(repo.root / "src", "evidence-check")
+    done = in_process(repo.root / "src", "evidence-check")
 
     assert done.code == 0, done.out + done.err
 
@@ -282,7 +277,7 @@ def test_editing_what_configures_the_run_makes_the_evidence_stale(
     assert "elsewhere/conftest.py" not in facts["specs"][0]["depends_on"]
 
     project.write(edited, (project.root / edited).read_text("utf-8") + "\n")
-    done = cli(project.root, "evidence-check")
+    done = in_process(project.root, "evidence-check")
 
     assert done.code == 1, done.out
     assert f"    {edited} changed (stales: {stales})" in done.out.splitlines()
@@ -299,7 +294,7 @@ def test_a_conftest_off_the_tests_path_leaves_the_evidence_fresh(
     project.commit("evidence")
 
     project.write("elsewhere/conftest.py", "# edited\n")
-    done = cli(project.root, "evidence-check")
+    done = in_process(project.root, "evidence-check")
 
     assert done.code == 0, done.out
 
@@ -320,7 +315,7 @@ def test_a_node_spec_s_evidence_depends_on_its_package_json_and_project_config(
 
     path = node_project / edited
     path.write_text(path.read_text("utf-8") + "\n", encoding="utf-8")
-    done = cli(node_project, "evidence-check")
+    done = in_process(node_project, "evidence-check")
 
     assert done.code == 1, done.out
     assert f"    {edited} changed (stales: verdicts, baseline line)" in done.out.splitlines()
@@ -337,7 +332,7 @@ def test_a_conftest_added_on_the_tests_path_makes_the_evidence_stale(
 
     project.write("tests/conftest.py", "import pytest\n\n\n@pytest.fixture(autouse=True)\n"
                   "def broken():\n    raise RuntimeError\n")
-    done = cli(project.root, "evidence-check")
+    done = in_process(project.root, "evidence-check")
 
     assert done.code == 1, done.out
     assert "    tests/conftest.py added (stales: verdicts, baseline line)" in done.out.splitlines()

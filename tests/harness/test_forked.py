@@ -8,11 +8,14 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
-from conftest import Completed, Project, git
+from conftest import Completed, Project, edit_json, git
+from inproc import in_process, kept_environ
 
-from mutharness.model.results import from_json, to_json
+from mutharness.model.results import RunResult, from_json, to_json
+from mutharness.reports.evidence import spec_facts
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 ProjectFactory = Callable[..., Project]
@@ -384,11 +387,11 @@ def test_a_server_that_dies_leaves_the_verdicts_to_fresh_processes(
     assert forked_runs == ["fresh", "fresh", "forked"] + ["fresh"] * 7
 
 
-def test_the_runner_option_accepts_only_the_runners_there_are(project: Project, cli: Cli) -> None:
-    done = cli(project.root, "verify", "specs/imports.json", "--pytest-runner", "spawn")
+def test_the_runner_option_accepts_only_the_runners_there_are(project: Project) -> None:
+    done = in_process(project.root, "verify", "specs/imports.json", "--pytest-runner", "spawn")
     project.write("mutharness.toml", 'pytest-runner = "spawn"\n')
     project.commit("a runner that does not exist")
-    configured = cli(project.root, "verify", "specs/imports.json")
+    configured = in_process(project.root, "verify", "specs/imports.json")
 
     assert done.code == 2
     assert "'spawn' is not one of 'forked', 'subprocess'" in done.err
@@ -404,77 +407,244 @@ def _bundled_pytest_specs() -> list[str]:
     ]
 
 
-def test_every_bundled_pytest_spec_gets_the_same_verdicts_forked_as_in_fresh_processes(
+# What two honest runs of one tree may differ in when one is the recorded fresh-process run
+# and the other a forked run made now: how each was asked for (the command, the runner
+# setting), when and where it ran (HEAD and the commit measured, a dirty tree included, the
+# tools' versions: shown with any difference, not compared), and a red-first proof (another
+# command adds it to the evidence; a verify never makes one). Every other fact is compared.
+RUN_CONTEXT = ("command", "commit", "dirty", "dirty_changes", "settings", "tool")
+SPEC_CONTEXT = ("source_commit", "tools", "red_first")
+
+
+def facts_of(run: RunResult, spec_id: str) -> dict[str, Any]:
+    """One spec's facts from a run, as its evidence file would hold them
+    (`reports.evidence.spec_facts`, which wrote the committed ones)."""
+    loaded: dict[str, Any] = json.loads(spec_facts(run, spec_id))
+    return loaded
+
+
+def runner_differences(recorded: dict[str, Any], forked: dict[str, Any]) -> list[str]:
+    """Each fact of one spec's recorded facts (a fresh-process run's) that the forked run's
+    facts for that spec do not repeat, named by where it is: the run's outcome, the spec's
+    record (its baseline's per-test outcomes, pin, digests), and each mutation matched by its
+    index and name (verdict, as_expected, its facts: failing, not_passed, passed, collected)."""
+    recorded, forked = _comparable(recorded), _comparable(forked)
+    differences = _differences(_without(recorded, ("specs",)), _without(forked, ("specs",)),
+                               "run")
+    specs = _by_key(recorded["specs"], forked["specs"], lambda spec: spec["id"])
+    for spec_id, (was, now) in specs.items():
+        if was is None or now is None:
+            differences.append(f"{spec_id}: {'forked' if was is None else 'recorded'} only")
+            continue
+        differences += _differences(_without(was, ("mutations",)), _without(now, ("mutations",)),
+                                    spec_id)
+        mutations = _by_key(was["mutations"], now["mutations"],
+                            lambda mutation: f"mutation {mutation['index']} "
+                                             f"({mutation['name']!r})")
+        for name, (before, after) in mutations.items():
+            where = f"{spec_id} {name}"
+            if before is None or after is None:
+                differences.append(f"{where}: {'forked' if before is None else 'recorded'} only")
+            else:
+                differences += _differences(before, after, where)
+    return differences
+
+
+def _comparable(facts: dict[str, Any]) -> dict[str, Any]:
+    """Facts without what two honest runs differ in (RUN_CONTEXT, SPEC_CONTEXT), and with the
+    durations pytest prints in its summary line ("2 passed in 0.12s", in a log tail) masked."""
+    kept = _without(facts, RUN_CONTEXT)
+    kept["specs"] = [_without(spec, SPEC_CONTEXT) for spec in facts["specs"]]
+    return json.loads(re.sub(r" in \d+\.\d+s", " in Ts", json.dumps(kept)))
+
+
+def _without(document: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    return {key: value for key, value in document.items() if key not in keys}
+
+
+def _by_key(recorded: list[Any], forked: list[Any],
+            key: Callable[[Any], str]) -> dict[str, tuple[Any, Any]]:
+    """The records of both lists paired by `key`, in the recorded order (then forked-only)."""
+    was, now = {key(item): item for item in recorded}, {key(item): item for item in forked}
+    return {name: (was.get(name), now.get(name)) for name in [*was, *(n for n in now
+                                                                     if n not in was)]}
+
+
+def _differences(recorded: Any, forked: Any, where: str) -> list[str]:
+    """Each place, under `where`, at which two JSON values differ: a key one of them lacks, a
+    test's outcome (lists of tests paired by node id: a baseline's per-test outcomes, a
+    mutant's not-passed ones; their order compared too), or any other value compared whole
+    (a failing set, a count, a verdict)."""
+    if isinstance(recorded, dict) and isinstance(forked, dict):
+        found: list[str] = []
+        for key in sorted(recorded.keys() | forked.keys()):
+            if key not in forked or key not in recorded:
+                found.append(f"{where}.{key}: {'recorded' if key in recorded else 'forked'} only")
+            else:
+                found += _differences(recorded[key], forked[key], f"{where}.{key}")
+        return found
+    if _tests(recorded) and _tests(forked):
+        pairs = _by_key(recorded, forked, lambda test: test["nodeid"])
+        found = []
+        for nodeid, (was, now) in pairs.items():
+            if was is None or now is None:
+                found.append(f"{where}[{nodeid}]: {'forked' if was is None else 'recorded'} "
+                             "only")
+            else:
+                found += _differences(was, now, f"{where}[{nodeid}]")
+        if not found and recorded != forked:
+            found.append(f"{where}: the same tests in another order")
+        return found
+    return [] if recorded == forked else [f"{where}: recorded {recorded!r}, forked {forked!r}"]
+
+
+def _tests(value: Any) -> bool:
+    """Whether `value` is a non-empty list of tests, each named once by its node id."""
+    return (isinstance(value, list) and bool(value)
+            and all(isinstance(item, dict) and "nodeid" in item for item in value)
+            and len({item["nodeid"] for item in value}) == len(value))
+
+
+def _stale_evidence(spec_ids: list[str]) -> list[str]:
+    """Each of `spec_ids` whose committed evidence is not fresh for this working tree
+    (`reports.staleness`, what `mutharness evidence-check` runs), with why."""
+    from mutharness.repo.git import configure_git
+    from mutharness.repo.source import open_source
+    from mutharness.reports.staleness import check_document
+
+    with kept_environ():  # configure_git names the git it found in the environment
+        source = open_source(REPOSITORY, configure_git(os.environ.get("PATH", os.defpath)))
+        verdicts = [check_document(REPOSITORY / "evidence" / f"{spec_id}.md", source)
+                    for spec_id in spec_ids]
+    return [
+        f"{verdict.document}: {verdict.problem or ', '.join(item.path for item in verdict.stale)}"
+        for verdict in verdicts if verdict.is_stale
+    ]
+
+
+def test_every_bundled_pytest_spec_gets_the_facts_forked_that_its_fresh_evidence_records(
     cli: Cli, tmp_path: Path
 ) -> None:
+    """The committed evidence is a fresh-process run (`mutharness verify specs --evidence
+    evidence`, the default runner); while it is fresh for this tree, a forked run of the same
+    specs must repeat its every fact: the run's outcome, each baseline's per-test outcomes and
+    pin, each mutation's verdict, expectation, failing tests, not-passed outcomes and counts."""
     specs = _bundled_pytest_specs()
     assert len(specs) >= 8, specs
-    results = {}
-    for runner in ("subprocess", "forked"):
-        out = tmp_path / f"{runner}.json"
-        done = cli(REPOSITORY, "verify", *specs, "--allow-dirty", "--pytest-runner", runner,
-                   "--json", str(out), env={**os.environ, "PYTHONIOENCODING": "utf-8"},
-                   timeout=3600)  # a hang guard: 92 mutants take minutes on a loaded machine
-        assert done.code == 0, done.out + done.err
-        assert "note:" not in done.err, done.err
-        results[runner] = _without_settings(
-            to_json(from_json(json.loads(out.read_text("utf-8"))), timings=False)
-        )
+    ids = [Path(spec).stem for spec in specs]
+    stale = _stale_evidence(ids)
+    assert not stale, (
+        "the evidence this test compares the forked runner against is stale for this tree; "
+        "re-render it (`mutharness verify specs --evidence evidence`, or `tox -e mutation`) "
+        "and commit it:\n  " + "\n  ".join(stale)
+    )
+    recorded = {spec_id: json.loads((REPOSITORY / "evidence" / f"{spec_id}.json").read_text(
+        "utf-8")) for spec_id in ids}
+    runners = {spec_id: facts["settings"]["values"]["pytest-runner"]
+               for spec_id, facts in recorded.items()}
+    assert set(runners.values()) == {"subprocess"}, runners  # the evidence ran fresh processes
+    out = tmp_path / "forked.json"
 
-    assert results["forked"] == results["subprocess"]
+    done = cli(REPOSITORY, "verify", *specs, "--allow-dirty", *FORKED, "--json", str(out),
+               env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+               timeout=3600)  # a hang guard: 104 mutants take minutes on a loaded machine
 
-
-WORKER = '''\
-import multiprocessing
-import threading
-
-METHOD = "fork"
-_stop = threading.Event()
-
-
-def start():
-    thread = threading.Thread(target=_stop.wait, daemon=True)
-    thread.start()
-    return thread
-
-
-def _square(value):
-    return value * value
-
-
-def square_in_child(value):
-    with multiprocessing.get_context(METHOD).Pool(1) as pool:
-        return pool.apply_async(_square, (value,)).get(timeout=60)
-'''
-
-SHUTDOWN = {
-    "tests": ["tests/test_worker.py"],
-    "expectBaselinePass": 2,
-    "mutations": [
-        _mutation("SURVIVOR (documented): the thread is no daemon, so the run never ends",
-                  "src/worker.py", "daemon=True", "daemon=False", caught=False),
-        _mutation("SURVIVOR (documented): the pool spawns its workers", "src/worker.py",
-                  'METHOD = "fork"', 'METHOD = "spawn"', caught=False),
-    ],
-}
+    assert done.code == 0, done.out + done.err
+    assert "note:" not in done.err, done.err  # no fall-back to fresh processes
+    forked = from_json(json.loads(out.read_text("utf-8")), str(out))
+    assert forked.settings["values"]["pytest-runner"] == "forked"
+    assert [spec.spec.id for spec in forked.specs] == ids
+    differences = [line for spec_id in ids
+                   for line in runner_differences(recorded[spec_id], facts_of(forked, spec_id))]
+    tools = {key: (recorded[ids[0]]["tool"].get(key), value)
+             for key, value in forked.tool.items() if recorded[ids[0]]["tool"].get(key) != value
+             and not key.endswith("_executable") and key != "ci"}
+    assert differences == [], "\n".join(
+        [*differences, f"(tools: recorded -> now: {tools or 'the same'})"])
 
 
-def test_a_forked_run_ends_as_a_fresh_interpreter_does_threads_joined_and_main_pytests(
-    make_project: ProjectFactory, cli: Cli
+# ------------------------------------------- the comparison with the recorded fresh run
+
+
+def _evidence_copy(tmp_path: Path, spec_id: str) -> Path:
+    """A test's own copy of this repository's evidence facts for `spec_id`."""
+    tmp_path.mkdir(exist_ok=True)
+    copy = tmp_path / f"{spec_id}.json"
+    copy.write_bytes((REPOSITORY / "evidence" / f"{spec_id}.json").read_bytes())
+    return copy
+
+
+def _first_failing_dropped(document: dict[str, Any]) -> None:
+    facts = document["specs"][0]["mutations"][0]["facts"]
+    facts["failing"] = facts["failing"][1:]
+
+
+def _caught_as_survived(document: dict[str, Any]) -> None:
+    mutation = document["specs"][0]["mutations"][2]
+    mutation.update(verdict="SURVIVED", as_expected=False)
+
+
+def _not_passed_as_error(document: dict[str, Any]) -> None:
+    document["specs"][0]["mutations"][7]["facts"]["not_passed"][0]["outcome"] = "error"
+
+
+def _one_more_passed(document: dict[str, Any]) -> None:
+    document["specs"][0]["mutations"][4]["facts"]["passed"] += 1
+
+
+def _a_baseline_test_failed(document: dict[str, Any]) -> None:
+    document["specs"][0]["baseline"]["tests"][3]["outcome"] = "failed"
+
+
+def _baseline_reordered(document: dict[str, Any]) -> None:
+    document["specs"][0]["baseline"]["tests"].reverse()
+
+
+def _last_mutation_gone(document: dict[str, Any]) -> None:
+    document["specs"][0]["mutations"].pop()
+
+
+def _ran_elsewhere_forked(document: dict[str, Any]) -> None:
+    """Everything two honest runs of one tree differ in: the command, HEAD, a dirty tree,
+    the runner setting, the tools' versions, the commit measured."""
+    document.update(command=["mutharness", "verify", "specs/wire-encoding.json", "--allow-dirty",
+                             "--pytest-runner", "forked"], commit="f" * 40, dirty=True,
+                    dirty_changes=[" M README.md"])
+    document["settings"]["values"]["pytest-runner"] = "forked"
+    document["settings"]["sources"]["pytest-runner"] = "command line"
+    document["tool"]["pytest"] = "9.9.9"
+    spec = document["specs"][0]
+    spec["source_commit"] = "f" * 40
+    spec["tools"][0]["value"] = "3.99.0 (CPython)"
+
+
+# each edit of a forked copy, and the differences it must make (one line each, in order)
+@pytest.mark.parametrize(("edit", "expected"), [
+    (_first_failing_dropped, [r"^wire-encoding mutation 0 \('the flag .*'\)\.facts\.failing: "
+                              r"recorded \[.*test_the_switched_frame_has_these_exact_bytes"]),
+    (_caught_as_survived, [r"^wire-encoding mutation 2 \(.*\)\.as_expected: recorded True, "
+                           r"forked False$",
+                           r"^wire-encoding mutation 2 \(.*\)\.verdict: recorded 'CAUGHT', "
+                           r"forked 'SURVIVED'$"]),
+    (_not_passed_as_error, [r"^wire-encoding mutation 7 \(.*\)\.facts\.not_passed\[tests/"
+                            r".*\]\.outcome: recorded 'failed', forked 'error'$"]),
+    (_one_more_passed, [r"^wire-encoding mutation 4 \(.*\)\.facts\.passed: recorded 26, "
+                        r"forked 27$"]),
+    (_a_baseline_test_failed, [r"^wire-encoding\.baseline\.tests\[tests/toolwire/test_wire\.py"
+                               r"::.*\]\.outcome: recorded 'passed', forked 'failed'$"]),
+    (_baseline_reordered, [r"^wire-encoding\.baseline\.tests: the same tests in another order$"]),
+    (_last_mutation_gone, [r"^wire-encoding mutation 8 \('SURVIVOR .*'\): recorded only$"]),
+    (_ran_elsewhere_forked, []),
+], ids=["failing-set", "verdict", "not-passed-outcome", "passed-count", "baseline-outcome",
+        "baseline-order", "mutation-missing", "context-only"])
+def test_the_runner_comparison_names_each_fact_a_forked_run_does_not_repeat(
+    tmp_path: Path, edit: Callable[[dict[str, Any]], None], expected: list[str]
 ) -> None:
-    project = _src_layout(make_project, {"src/worker.py": WORKER, "tests/test_worker.py": (
-        "import worker\n\n\ndef test_the_thread_runs():\n    assert worker.start().is_alive()\n"
-        "\n\ndef test_a_pool_squares():\n    assert worker.square_in_child(3) == 9\n"
-    )}, SHUTDOWN)
-    # the spawned pool's run must end within its limit on a loaded machine too
-    limits = ("--timeout-floor", "10", "--timeout-factor", "1", "--timeout-constant", "8")
+    recorded = json.loads(_evidence_copy(tmp_path, "wire-encoding").read_text("utf-8"))
+    forked = edit_json(_evidence_copy(tmp_path / "edited", "wire-encoding"), edit)
 
-    fresh, fresh_results, _ = _verify(cli, project, "fresh", "--pytest-runner", "subprocess",
-                                      *limits)
-    forked, forked_results, forked_runs = _verify(cli, project, "forked", *FORKED, *limits)
+    differences = runner_differences(recorded, json.loads(forked.read_text("utf-8")))
 
-    verdicts = [m["verdict"] for m in fresh_results["specs"][0]["mutations"]]  # type: ignore[index]
-    assert verdicts == ["TIMEOUT", "SURVIVED"], fresh.out + fresh.err
-    assert _without_settings(forked_results) == _without_settings(fresh_results)
-    assert "note:" not in forked.err, forked.err
-    assert forked_runs == ["fresh", "fresh", "forked", "forked", "forked"]
+    assert len(differences) == len(expected), differences
+    for line, pattern in zip(differences, expected, strict=True):
+        assert re.search(pattern, line), line

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from conftest import Completed, Project, git
+from inproc import in_process
 from liverun import Sandbox, git_status, snapshot
 
 from mutharness.digest import changed_paths
@@ -172,12 +173,10 @@ def test_lf_anchors_land_on_a_crlf_checkout_with_crlf_splices_and_restore_byte_i
     assert sandbox.workspaces() == []
 
 
-def test_check_accepts_lf_anchors_on_a_crlf_checkout(
-    make_project: MakeProject, cli: Cli
-) -> None:
+def test_check_accepts_lf_anchors_on_a_crlf_checkout(make_project: MakeProject) -> None:
     project = _crlf_project(make_project, "gitattributes")
 
-    done = cli(project.root, "check", "specs/crlf.json")
+    done = in_process(project.root, "check", "specs/crlf.json")
 
     assert done.code == 0, done.out + done.err
 

@@ -20,6 +20,7 @@ from conftest import (
     recording,
     run_cli,
 )
+from inproc import in_process
 
 from mutharness.lab.joining import completed
 from mutharness.model.merging import joined
@@ -113,7 +114,7 @@ def test_two_merged_shards_give_the_results_and_evidence_of_one_unsharded_run(
 def test_a_missing_shard_is_refused_naming_its_mutations(project: Project, cli: Cli) -> None:
     first = shard(project, cli, 1, 2)
 
-    done = cli(project.root, "merge", str(first), *out_of(project))
+    done = in_process(project.root, "merge", str(first), *out_of(project))
 
     assert done.code == 2
     assert "shard 2/2 is missing" in done.err
@@ -128,8 +129,8 @@ def test_a_shard_given_twice_is_refused_naming_both_files(project: Project, cli:
     again = project.root.parent / "again.json"
     again.write_bytes(first.read_bytes())
 
-    done = cli(project.root, "merge", str(first), str(second), str(again),
-               *out_of(project))
+    done = in_process(project.root, "merge", str(first), str(second), str(again),
+                      *out_of(project))
 
     assert done.code == 2
     assert f"shard 1/2 is given twice: {first} and {again}" in done.err
@@ -144,14 +145,14 @@ def test_shards_of_different_commits_or_spec_bytes_are_refused(
     head = git(project.root, "rev-parse", "HEAD").strip()
     edit_json(second, lambda d: d.update(commit="0" * 40))
 
-    done = cli(project.root, "merge", str(first), str(second), *out_of(project))
+    done = in_process(project.root, "merge", str(first), str(second), *out_of(project))
 
     assert done.code == 2
     assert f"{second} is at commit {'0' * 40}, {first} at {head}" in done.err
 
     edit_json(second, lambda d: d.update(commit=head))
     edit_json(second, lambda d: d["shard"]["plan"][0].update(sha256="f" * 64))
-    done = cli(project.root, "merge", str(first), str(second), *out_of(project))
+    done = in_process(project.root, "merge", str(first), str(second), *out_of(project))
     assert done.code == 2
     assert f"{second} plans another run than {first}" in done.err
 
@@ -165,28 +166,28 @@ def test_shards_whose_baselines_ran_other_tests_are_refused(project: Project, cl
         bounds["baseline"]["tests"].pop()
 
     edit_json(second, drop_a_test)
-    done = cli(project.root, "merge", str(first), str(second), *out_of(project))
+    done = in_process(project.root, "merge", str(first), str(second), *out_of(project))
 
     assert done.code == 2
     assert f"bounds: the baseline in {second} ran other tests than in {first}" in done.err
 
 
-def test_a_results_file_that_is_not_a_shard_is_refused(project: Project, cli: Cli) -> None:
+def test_a_results_file_that_is_not_a_shard_is_refused(project: Project) -> None:
     results = project.root / ".mutharness" / "results.json"  # the recorded unsharded run's
 
-    done = cli(project.root, "merge", str(results), *out_of(project))
+    done = in_process(project.root, "merge", str(results), *out_of(project))
 
     assert done.code == 2
     assert f"{results} is not a shard's results (verify --shard k/n writes those)" in done.err
 
 
 def test_a_shard_renders_no_evidence_of_its_own(project: Project, cli: Cli) -> None:
-    done = cli(project.root, "verify", "specs", "--shard", "1/2", "--evidence", "ev")
+    done = in_process(project.root, "verify", "specs", "--shard", "1/2", "--evidence", "ev")
     assert done.code == 2
     assert "--shard with --evidence: a shard holds part of a run" in done.err
 
     first = shard(project, cli, 1, 2)
-    done = cli(project.root, "render", str(first), "--out", "ev")
+    done = in_process(project.root, "render", str(first), "--out", "ev")
     assert done.code == 2
     assert "shard 1/2's results, part of a run: merge the shards first" in done.err
     assert not (project.root / "ev").exists()
@@ -206,9 +207,9 @@ def test_a_shard_with_nothing_assigned_still_writes_its_results(
 
 
 def test_a_shard_that_would_stop_at_the_first_unexpected_result_is_refused(
-    project: Project, cli: Cli
+    project: Project
 ) -> None:
-    done = cli(project.root, "verify", "specs", "--shard", "1/2", "--fail-fast")
+    done = in_process(project.root, "verify", "specs", "--shard", "1/2", "--fail-fast")
     assert done.code == 2
     assert "--shard with --fail-fast: a shard that stops early leaves mutations" in done.err
 
@@ -219,11 +220,11 @@ def test_shards_run_by_other_tools_are_refused_naming_them_but_not_where_python_
     first = shard(project, cli, 1, 2)
     second = shard(project, cli, 2, 2)
     edit_json(second, lambda d: d["tool"].update(python_executable="/elsewhere/bin/python"))
-    assert cli(project.root, "merge", str(first), str(second),
-               *out_of(project)).code == 0
+    assert in_process(project.root, "merge", str(first), str(second),
+                      *out_of(project)).code == 0
 
     edit_json(second, lambda d: d["tool"].update(pytest="7.4.4"))
-    done = cli(project.root, "merge", str(first), str(second), *out_of(project))
+    done = in_process(project.root, "merge", str(first), str(second), *out_of(project))
     assert done.code == 2
     pytest_version = json.loads(first.read_text("utf-8"))["tool"]["pytest"]
     assert f"{second} was run with other tools than {first}: pytest 7.4.4 vs " \
@@ -235,7 +236,7 @@ def test_shards_run_with_other_settings_are_refused(project: Project, cli: Cli) 
     second = shard(project, cli, 2, 2)
     edit_json(second, lambda d: d["settings"].update(changed={"timeout-floor": 99}))
 
-    done = cli(project.root, "merge", str(first), str(second), *out_of(project))
+    done = in_process(project.root, "merge", str(first), str(second), *out_of(project))
 
     assert done.code == 2
     assert f"{second} was run with other settings than {first}" in done.err
@@ -248,7 +249,7 @@ def test_shards_whose_specs_were_named_in_another_order_still_merge(
     second = shard(project, cli, 2, 2)
     edit_json(second, lambda d: d["shard"]["plan"].reverse())  # the specs named the other way
 
-    done = cli(project.root, "merge", str(first), str(second), *out_of(project))
+    done = in_process(project.root, "merge", str(first), str(second), *out_of(project))
 
     assert done.code == 0, done.out + done.err
     assert list(names(project.root.parent / "out.json")) == ["bounds", "calc"]  # the first's order

@@ -19,6 +19,7 @@ from conftest import (
     recording,
     run_cli,
 )
+from inproc import in_process
 
 ProjectFactory = Callable[..., Project]
 Cli = Callable[..., Completed]
@@ -85,27 +86,25 @@ def test_honest_shards_of_an_unexpected_result_merge_and_exit_1(
     assert (project.root.parent / "merged.json").exists()
 
 
-def test_a_survivor_edited_into_a_caught_verdict_is_refused_naming_it(
-    project: Project, cli: Cli
-) -> None:
+def test_a_survivor_edited_into_a_caught_verdict_is_refused_naming_it(project: Project) -> None:
     first, second = shards(project)
 
     def forge(document: dict[str, Any]) -> None:
         survivor(document).update(verdict="CAUGHT", as_expected=True)
 
     edit_json(holding_survivor(first, second), forge)
-    done = merge(project, cli, first, second)
+    done = merge(project, in_process, first, second)
 
     assert done.code == 2
     assert "calc #2" in done.err and "SURVIVED" in done.err
     assert not (project.root.parent / "merged.json").exists()
 
 
-def test_an_expectation_flag_edited_alone_is_refused(project: Project, cli: Cli) -> None:
+def test_an_expectation_flag_edited_alone_is_refused(project: Project) -> None:
     first, second = shards(project)
     edit_json(holding_survivor(first, second), lambda d: survivor(d).update(as_expected=True))
 
-    done = merge(project, cli, first, second)
+    done = merge(project, in_process, first, second)
 
     assert done.code == 2
     assert "calc #2" in done.err
@@ -113,7 +112,7 @@ def test_an_expectation_flag_edited_alone_is_refused(project: Project, cli: Cli)
 
 
 def test_an_expectation_edited_in_the_record_and_its_declaration_is_refused_by_the_checkout(
-    project: Project, cli: Cli
+    project: Project
 ) -> None:
     first, second = shards(project)
 
@@ -126,7 +125,7 @@ def test_an_expectation_edited_in_the_record_and_its_declaration_is_refused_by_t
 
     for path in (first, second):
         edit_json(path, forge)
-    done = merge(project, cli, first, second)
+    done = merge(project, in_process, first, second)
 
     assert done.code == 2
     assert "specs/calc.json" in done.err
@@ -146,14 +145,14 @@ def test_swapped_records_are_refused_though_their_indices_are_in_place(
             one[key], two[key] = two[key], one[key]
 
     edit_json(out, swap)
-    done = merge(project, cli, out)
+    done = merge(project, in_process, out)
 
     assert done.code == 2
     assert "calc #1" in done.err or "calc #2" in done.err
     assert not (project.root.parent / "merged.json").exists()
 
 
-def test_a_baseline_edited_off_its_pinned_count_is_refused(project: Project, cli: Cli) -> None:
+def test_a_baseline_edited_off_its_pinned_count_is_refused(project: Project) -> None:
     first, second = shards(project)
 
     def forge(document: dict[str, Any]) -> None:
@@ -163,7 +162,7 @@ def test_a_baseline_edited_off_its_pinned_count_is_refused(project: Project, cli
 
     for path in (first, second):  # every shard alike: no shard disagrees with another
         edit_json(path, forge)
-    done = merge(project, cli, first, second)
+    done = merge(project, in_process, first, second)
 
     assert done.code == 2
     assert "its baseline is not one verdicts can rest on" in done.err
@@ -171,13 +170,13 @@ def test_a_baseline_edited_off_its_pinned_count_is_refused(project: Project, cli
 
 
 def test_shards_of_another_repository_are_refused(
-    project: Project, make_project: ProjectFactory, cli: Cli
+    project: Project, make_project: ProjectFactory
 ) -> None:
     first, second = shards(project)
     other = make_project("other")
 
-    done = cli(other.root, "merge", str(first), str(second), "--json",
-               str(other.root.parent / "merged.json"))
+    done = in_process(other.root, "merge", str(first), str(second), "--json",
+                      str(other.root.parent / "merged.json"))
 
     assert done.code == 2
     assert "commit" in done.err
@@ -185,26 +184,24 @@ def test_shards_of_another_repository_are_refused(
 
 
 def test_shards_of_an_older_commit_merge_only_when_it_is_named_and_never_into_evidence(
-    project: Project, cli: Cli
+    project: Project
 ) -> None:
     first, second = shards(project)
     measured = git(project.root, "rev-parse", "HEAD").strip()
     project.write("README.md", "a later commit\n")
     project.commit("later")
 
-    assert merge(project, cli, first, second).code == 2
-    done = merge(project, cli, first, second, extra=("--commit", measured))
+    assert merge(project, in_process, first, second).code == 2
+    done = merge(project, in_process, first, second, extra=("--commit", measured))
     assert done.code == 1, done.out + done.err
     evidence = project.root.parent / "evidence"
-    done = merge(project, cli, first, second,
+    done = merge(project, in_process, first, second,
                  extra=("--commit", measured, "--evidence", str(evidence)))
     assert done.code == 2
     assert not evidence.exists()
 
 
-def test_shards_whose_target_changed_at_the_named_commit_are_refused(
-    project: Project, cli: Cli
-) -> None:
+def test_shards_whose_target_changed_at_the_named_commit_are_refused(project: Project) -> None:
     first, second = shards(project)
     project.write("src/calc.py", (project.root / "src/calc.py").read_text("utf-8") + "\n# x\n")
     project.commit("the target changed")
@@ -212,21 +209,23 @@ def test_shards_whose_target_changed_at_the_named_commit_are_refused(
         head = git(project.root, "rev-parse", "HEAD").strip()
         edit_json(path, lambda d, head=head: d.update(commit=head))
 
-    done = merge(project, cli, first, second)
+    done = merge(project, in_process, first, second)
 
     assert done.code == 2
     assert "src/calc.py" in done.err
 
 
 def test_render_refuses_a_results_file_whose_verdict_was_edited_and_writes_nothing(
-    project: Project, cli: Cli
+    project: Project
 ) -> None:
-    results = project.root.parent / "run.json"
-    assert cli(project.root, "verify", "specs", "--json", str(results)).code == 1
+    results = holding_survivor(*shards(project))  # render makes a shard's reports, as a run's
+    honest = project.root.parent / "honest.xml"
+    assert in_process(project.root, "render", str(results), "--junit", str(honest)).code == 0
+    assert honest.exists()  # the control: unedited, the same file renders
     edit_json(results, lambda d: survivor(d).update(verdict="CAUGHT", as_expected=True))
     junit = project.root.parent / "junit.xml"
 
-    done = cli(project.root, "render", str(results), "--junit", str(junit))
+    done = in_process(project.root, "render", str(results), "--junit", str(junit))
 
     assert done.code == 2
     assert "calc #2" in done.err
@@ -244,7 +243,7 @@ def test_shards_run_with_first_failure_merge_and_lose_that_right_when_their_sett
     assert any(m["first_failure"] for s in json.loads(out.read_text("utf-8"))["specs"]
                for m in s["mutations"])
 
-    assert merge(project, cli, out).code == 0
+    assert merge(project, in_process, out).code == 0
 
     edit_json(out, lambda d: d["settings"]["values"].update({"first-failure": False}))
-    assert merge(project, cli, out).code == 2
+    assert merge(project, in_process, out).code == 2

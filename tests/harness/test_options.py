@@ -11,6 +11,7 @@ from typing import Any
 import click
 import pytest
 from conftest import Completed, Project
+from inproc import in_process
 
 from mutharness.errors import ConfigProblem, DirtyTreeError
 from mutharness.options import (
@@ -141,14 +142,14 @@ def test_the_lock_timeout_and_every_timeout_come_from_the_project_config(
 
 
 def test_an_unknown_key_in_pyproject_s_table_is_refused_before_anything_runs(
-    make_project: Callable[..., Project], cli: Cli
+    make_project: Callable[..., Project]
 ) -> None:
     project = make_project()
     pyproject = (project.root / "pyproject.toml").read_text("utf-8")
     project.write("pyproject.toml", pyproject + "\n[tool.mutharness]\ntimeout = 3\n")
     project.commit("a typo")
 
-    done = cli(project.root, "verify", "specs/calc.json")
+    done = in_process(project.root, "verify", "specs/calc.json")
 
     assert done.code == 2
     assert "pyproject.toml [tool.mutharness]: timeout: is not a mutharness option" in done.err
@@ -156,14 +157,14 @@ def test_an_unknown_key_in_pyproject_s_table_is_refused_before_anything_runs(
 
 
 def test_a_git_ignored_project_config_is_refused_before_anything_runs(
-    make_project: Callable[..., Project], cli: Callable[..., Completed]
+    make_project: Callable[..., Project]
 ) -> None:
     project = make_project()
     project.write(".gitignore", "mutharness.toml\n")
     project.commit("the local config is ignored")
     project.write("mutharness.toml", 'pytest-addopts = "-k not clamp_below"\n')
 
-    done = cli(project.root, "verify", "specs/calc.json")
+    done = in_process(project.root, "verify", "specs/calc.json")
 
     assert done.code == 2, done.out + done.err
     assert "mutharness.toml" in done.err
@@ -172,7 +173,7 @@ def test_a_git_ignored_project_config_is_refused_before_anything_runs(
 
 @pytest.mark.skipif(sys.platform == "win32", reason="git for Windows commits no symlinks")
 def test_a_committed_project_config_that_is_a_symlink_is_refused_and_never_followed(
-    make_project: Callable[..., Project], cli: Callable[..., Completed], tmp_path: Path
+    make_project: Callable[..., Project], tmp_path: Path
 ) -> None:
     project = make_project()
     outside = tmp_path / "elsewhere.toml"
@@ -180,7 +181,7 @@ def test_a_committed_project_config_that_is_a_symlink_is_refused_and_never_follo
     (project.root / "mutharness.toml").symlink_to(outside)
     project.commit("a config that links outside the repository")
 
-    done = cli(project.root, "verify", "specs/calc.json")
+    done = in_process(project.root, "verify", "specs/calc.json")
 
     assert done.code == 2, done.out + done.err
     assert "mutharness.toml" in done.err

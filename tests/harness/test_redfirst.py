@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import pytest
 from conftest import Completed, Project, default_spec, git
+from inproc import in_process
 
 ProjectFactory = Callable[..., Project]
 Cli = Callable[..., Completed]
@@ -168,14 +169,15 @@ def test_a_test_file_that_needs_the_fix_to_load_is_red_only_when_opted_in(
         "(HEAD: 4 pass / 0 fail; reverted: 2 pass / 2 fail)")
 
 
-def test_a_base_with_no_fix_since_is_refused(make_project: ProjectFactory, cli: Cli) -> None:
+def test_a_base_with_no_fix_since_is_refused(make_project: ProjectFactory) -> None:
     project, _ = fixed_project(make_project)
 
-    done = cli(project.root, "redfirst", "--base", "HEAD", "specs/calc.json")
-    only_tests = cli(project.root, "redfirst", "--base", "HEAD~1", "specs/calc.json",
-                     "--keep", "src")
+    done = in_process(project.root, "redfirst", "--base", "HEAD", "specs/calc.json")
+    only_tests = in_process(project.root, "redfirst", "--base", "HEAD~1", "specs/calc.json",
+                            "--keep", "src")
     git(project.root, "checkout", "-q", "HEAD~1")
-    behind = cli(project.root, "redfirst", "--base", "main", "--test", "tests/test_calc.py")
+    behind = in_process(project.root, "redfirst", "--base", "main", "--test",
+                        "tests/test_calc.py")
 
     assert done.code == 2 and "there is no fix to revert" in done.err
     assert only_tests.code == 2 and "there is no fix to revert" in only_tests.err
@@ -194,7 +196,7 @@ def test_the_proof_is_a_section_of_the_spec_s_evidence_with_its_own_digests(
     done = cli(project.root, "redfirst", "--base", base, "specs/calc.json",
                "--evidence", "evidence", "--timeout-floor", "25")
     project.commit("red-first evidence")
-    fresh = cli(project.root, "evidence-check")
+    fresh = in_process(project.root, "evidence-check")
     again = cli(project.root, "verify", "specs", "--evidence", "evidence")
 
     assert done.code == 0, done.out + done.err
@@ -208,7 +210,7 @@ def test_the_proof_is_a_section_of_the_spec_s_evidence_with_its_own_digests(
     assert fresh.code == 0, fresh.out
     assert again.code == 0 and git(project.root, "status", "--porcelain") == ""  # kept as is
     project.write("tests/test_calc.py", NEW_TESTS + "\n# edited\n")
-    stale = cli(project.root, "evidence-check")
+    stale = in_process(project.root, "evidence-check")
     assert stale.code == 1
     assert "tests/test_calc.py changed (stales: verdicts, baseline line, red first)" in stale.out
 
@@ -354,7 +356,8 @@ def test_a_test_or_expected_red_id_that_names_nothing_is_refused(
 ) -> None:
     project, base = fixed_project(make_project)
 
-    missing = cli(project.root, "redfirst", "--base", base, "--test", "tests/test_nothing.py")
+    missing = in_process(project.root, "redfirst", "--base", base, "--test",
+                         "tests/test_nothing.py")  # refused before any test runs
     unknown = cli(project.root, "redfirst", "--base", base, "specs/calc.json",
                   "--expect-red", "tests/test_calc.py::test_nothing")
 
@@ -379,7 +382,7 @@ def test_a_kept_red_first_section_goes_stale_on_its_own_after_a_test_edit(
     project.commit("the tests are edited")
 
     assert cli(project.root, "verify", "specs", "--evidence", "evidence").code == 0
-    done = cli(project.root, "evidence-check")
+    done = in_process(project.root, "evidence-check")
 
     assert done.code == 1, done.out
     assert "    tests/test_calc.py changed (stales: red first)" in done.out.splitlines()

@@ -14,11 +14,20 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import jsonschema
 import pytest
-from conftest import BOUNDS, Completed, Project, default_spec
+from conftest import (
+    BOUNDS,
+    Completed,
+    Project,
+    calc_project,
+    copy_recording,
+    default_spec,
+    recording,
+    run_cli,
+)
+from inproc import in_process
 from markdown_it import MarkdownIt
 
 from mutharness.model.results import read_results
@@ -61,11 +70,31 @@ def verify(project: Project, cli: Cli, *args: str, env: dict[str, str] | None = 
     return done
 
 
+def _record(base: Path) -> None:
+    made = calc_project(base / "repo", MIXED)
+    made.spec("bounds", BOUNDS)
+    made.commit("every kind of result")
+    verify(made, run_cli, "--report-stryker", str(base / "run.stryker.json"))
+
+
+@pytest.fixture(scope="session")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Made once a session: `project` verified with every report but the HTML page beside
+    it (run.json, run.xml, run.md, run.stryker.json), for the tests that only read them."""
+    return recording(tmp_path_factory, "reports", _record)
+
+
+@pytest.fixture
+def verified(recorded: Path, tmp_path: Path, git_home: Path) -> Project:
+    """This test's own copy of the recorded project, its results and reports."""
+    copy_recording(recorded, tmp_path)
+    return Project(tmp_path / "repo")
+
+
 def test_junit_has_a_case_per_mutation_with_the_names_files_and_lines_ci_views_read(
-    project: Project, cli: Cli
+    verified: Project
 ) -> None:
-    verify(project, cli)
-    root = ET.parse(project.root.parent / "run.xml").getroot()
+    root = ET.parse(verified.root.parent / "run.xml").getroot()
 
     assert root.tag == "testsuites"
     assert [(s.get("name"), s.get("tests"), s.get("failures"), s.get("errors"))
@@ -78,7 +107,7 @@ def test_junit_has_a_case_per_mutation_with_the_names_files_and_lines_ci_views_r
         "#1 the low bound is ignored", "#2 SURVIVOR (documented): >= to > at 18 is not pinned",
         "#3 wrongly documented survivor: " + ODD, "#4 the value is returned unchanged",
         "#5 the module exits as it is imported"]
-    source = (project.root / "src/calc.py").read_text("utf-8").splitlines()
+    source = (verified.root / "src/calc.py").read_text("utf-8").splitlines()
     for case in cases:
         assert case.get("file") == "src/calc.py"
         assert float(case.get("time", "")) > 0
@@ -95,10 +124,9 @@ def test_junit_has_a_case_per_mutation_with_the_names_files_and_lines_ci_views_r
 
 
 def test_the_summary_is_a_table_per_spec_that_renders_and_names_what_went_wrong(
-    project: Project, cli: Cli
+    verified: Project
 ) -> None:
-    verify(project, cli)
-    text = (project.root.parent / "run.md").read_text("utf-8")
+    text = (verified.root.parent / "run.md").read_text("utf-8")
 
     tokens = MarkdownIt("commonmark").enable("table").parse(text)
     cells = [t.children[0].content if t.children else "" for t in tokens if t.type == "inline"]
@@ -118,10 +146,9 @@ def test_the_summary_is_a_table_per_spec_that_renders_and_names_what_went_wrong(
 
 
 def test_render_writes_the_reports_verify_wrote_and_no_evidence_unless_asked(
-    project: Project, cli: Cli
+    verified: Project, cli: Cli
 ) -> None:
-    verify(project, cli)
-    here = project.root.parent
+    here = verified.root.parent
 
     done = cli(here, "render", str(here / "run.json"), "--junit", "again.xml", "--summary",
                "again.md")
@@ -156,19 +183,18 @@ def test_under_github_actions_a_run_annotates_and_appends_its_summary_to_the_ste
     assert step.read_text("utf-8") == "an earlier step's summary\n" + summary
 
 
-def test_merge_writes_the_reports_of_the_whole_run(project: Project, cli: Cli) -> None:
-    here = project.root.parent
+def test_merge_writes_the_reports_of_the_whole_run(verified: Project, cli: Cli) -> None:
+    here = verified.root.parent
     for k in (1, 2):
-        done = cli(project.root, "verify", "specs", "--shard", f"{k}/2", "--json",
+        done = cli(verified.root, "verify", "specs", "--shard", f"{k}/2", "--json",
                    str(here / f"shard-{k}.json"))
         assert done.code in (0, 1, 4), done.out + done.err
-    verify(project, cli)
 
-    merged = cli(project.root, "merge", *(str(here / name) for name in (
-                 "shard-1.json", "shard-2.json")), "--json", str(here / "merged.json"),
-                 "--junit", str(here / "merged.xml"), "--summary", str(here / "merged.md"),
-                 "--report-stryker", str(here / "merged.stryker.json"))
-    whole = cli(here, "render", "run.json", "--report-stryker", "run.stryker.json")
+    merged = in_process(verified.root, "merge", *(str(here / name) for name in (
+                        "shard-1.json", "shard-2.json")), "--json", str(here / "merged.json"),
+                        "--junit", str(here / "merged.xml"), "--summary", str(here / "merged.md"),
+                        "--report-stryker", str(here / "merged.stryker.json"))
+    whole = in_process(here, "render", "run.json", "--report-stryker", "run.stryker.json")
 
     assert merged.code == 4, merged.out + merged.err
     assert whole.code == 0, whole.out + whole.err
@@ -186,10 +212,9 @@ def test_merge_writes_the_reports_of_the_whole_run(project: Project, cli: Cli) -
 
 
 def test_a_big_run_s_summary_stays_far_under_github_s_limit_and_its_junit_parses(
-    project: Project, cli: Cli
+    verified: Project
 ) -> None:
-    verify(project, cli)
-    run = read_results(project.root.parent / "run.json")
+    run = read_results(verified.root.parent / "run.json")
     calc = run.specs[1]
     many = tuple(replace(calc, spec=replace(calc.spec, id=f"spec-{n}" + "x" * 300))
                  for n in range(2000))  # 10,000 mutations, 2,000 unexpected
@@ -202,9 +227,9 @@ def test_a_big_run_s_summary_stays_far_under_github_s_limit_and_its_junit_parses
         == 10_000
 
 
-def test_text_xml_cannot_hold_at_all_is_written_as_an_escape(project: Project, cli: Cli) -> None:
-    verify(project, cli)  # a spec's names cannot hold control characters; a reason might
-    run = read_results(project.root.parent / "run.json")
+def test_text_xml_cannot_hold_at_all_is_written_as_an_escape(verified: Project) -> None:
+    run = read_results(verified.root.parent / "run.json")
+    # a spec's names cannot hold control characters; a reason might
     calc = run.specs[1]
     wrong = replace(calc.mutations[4], reason="died \x00\x1b[0m \ud800 there")
     run = replace(run, specs=(replace(calc, mutations=(wrong,)),))
@@ -215,30 +240,23 @@ def test_text_xml_cannot_hold_at_all_is_written_as_an_escape(project: Project, c
     assert error.get("message") == "UNTRUSTWORTHY, no verdict: died \\x00\\x1b[0m \\ud800 there"
 
 
-def test_a_results_file_names_the_reports_nowhere(project: Project, cli: Cli) -> None:
-    verify(project, cli)  # reports are outputs of the results, never inputs to them
-    document = json.loads((project.root.parent / "run.json").read_text("utf-8"))
-    assert "run.xml" not in json.dumps(document) and "run.md" not in json.dumps(document)
+def test_a_results_file_names_the_reports_nowhere(verified: Project) -> None:
+    # reports are outputs of the results, never inputs to them
+    text = json.dumps(json.loads((verified.root.parent / "run.json").read_text("utf-8")))
+    assert "run.xml" not in text and "run.md" not in text and "run.stryker.json" not in text
 
 
 SCHEMA = Path(__file__).parent.parent / "data" / "mutation-testing-report-schema-3.8.4.json"
 
 
-def stryker(project: Project, cli: Cli) -> dict[str, Any]:
-    verify(project, cli, "--report-stryker", str(project.root.parent / "run.stryker.json"))
-    report: dict[str, Any] = json.loads(
-        (project.root.parent / "run.stryker.json").read_text("utf-8"))
-    return report
-
-
 def test_the_stryker_report_is_valid_against_the_pinned_schema_and_locates_each_mutant(
-    project: Project, cli: Cli
+    verified: Project
 ) -> None:
-    report = stryker(project, cli)
+    report = json.loads((verified.root.parent / "run.stryker.json").read_text("utf-8"))
 
     jsonschema.Draft7Validator(json.loads(SCHEMA.read_text("utf-8"))).validate(report)
     assert report["schemaVersion"] == "2"
-    source = (project.root / "src/calc.py").read_text("utf-8")
+    source = (verified.root / "src/calc.py").read_text("utf-8")
     assert list(report["files"]) == ["src/calc.py"]
     entry = report["files"]["src/calc.py"]
     assert (entry["language"], entry["source"]) == ("python", source)
@@ -246,7 +264,7 @@ def test_the_stryker_report_is_valid_against_the_pinned_schema_and_locates_each_
     assert sorted(mutants) == sorted([*(f"bounds#{n}" for n in (1, 2, 3)),
                                       *(f"calc#{n}" for n in range(1, 6))])
     lines = source.splitlines(keepends=True)
-    for spec in json.loads((project.root.parent / "run.json").read_text("utf-8"))["specs"]:
+    for spec in json.loads((verified.root.parent / "run.json").read_text("utf-8"))["specs"]:
         for declared, result in zip(spec["declared"], spec["mutations"], strict=True):
             mutant = mutants[f"{spec['id']}#{result['number']}"]
             start, end = mutant["location"]["start"], mutant["location"]["end"]
@@ -299,10 +317,9 @@ def test_a_column_counts_characters_and_a_crlf_file_s_anchor_ends_where_it_ends(
 
 
 def test_results_older_than_the_columns_give_no_mutation_report_and_say_so(
-    project: Project, cli: Cli
+    verified: Project
 ) -> None:
-    verify(project, cli)
-    here = project.root.parent
+    here = verified.root.parent
     document = json.loads((here / "run.json").read_text("utf-8"))
     for spec in document["specs"]:
         del spec["sources"]
@@ -310,8 +327,8 @@ def test_results_older_than_the_columns_give_no_mutation_report_and_say_so(
             del mutation["location"]
     (here / "old.json").write_text(json.dumps(document), "utf-8")
 
-    done = cli(here, "render", "old.json", "--report-stryker", "old.stryker.json", "--junit",
-               "old.xml")
+    done = in_process(here, "render", "old.json", "--report-stryker", "old.stryker.json", "--junit",
+                      "old.xml")
 
     assert done.code == 2, done.out + done.err
     assert "the results hold no column or file text for it" in done.err
@@ -325,8 +342,8 @@ def test_render_makes_the_reports_of_a_shard_and_refuses_only_its_evidence(
     done = cli(project.root, "verify", "specs", "--shard", "2/2", "--json", str(here / "s.json"))
     assert done.code in (0, 1, 4), done.out + done.err
 
-    reports = cli(here, "render", "s.json", "--junit", "s.xml", "--summary", "s.md")
-    evidence = cli(here, "render", "s.json", "--out", "evidence", "--junit", "e.xml")
+    reports = in_process(here, "render", "s.json", "--junit", "s.xml", "--summary", "s.md")
+    evidence = in_process(here, "render", "s.json", "--out", "evidence", "--junit", "e.xml")
 
     assert reports.code == 0, reports.out + reports.err
     planned = {spec["id"]: len(spec["mutations"]) for spec in
@@ -339,12 +356,11 @@ def test_render_makes_the_reports_of_a_shard_and_refuses_only_its_evidence(
 
 
 def test_github_is_shown_ten_annotations_of_a_kind_and_a_count_of_the_rest(
-    project: Project, cli: Cli
+    verified: Project
 ) -> None:
     from mutharness.reports.annotations import workflow_commands
 
-    verify(project, cli)
-    run = read_results(project.root.parent / "run.json")
+    run = read_results(verified.root.parent / "run.json")
     calc = run.specs[1]
     wrong = calc.mutations[2]  # caught, documented as a survivor
     many = replace(run, specs=(replace(calc, mutations=(wrong,) * 15),))

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import Completed, Project, default_spec
+from inproc import in_process
 
 ProjectFactory = Callable[..., Project]
 Cli = Callable[..., Completed]
@@ -126,11 +127,11 @@ def test_verify_honours_the_policy_and_its_evidence_shows_the_baseline_line(
 
 
 def test_a_directory_of_specs_does_not_read_the_policy_as_a_spec(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     project = skipping_project(make_project)
 
-    done = cli(project.root, "check")
+    done = in_process(project.root, "check")
 
     assert done.code == 0, done.out + done.err
     assert done.out.startswith("1 spec(s)")

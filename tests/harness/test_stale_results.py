@@ -6,9 +6,19 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
-from conftest import Completed, Project, default_spec
+from conftest import (
+    Completed,
+    Project,
+    calc_project,
+    copy_recording,
+    default_spec,
+    recording,
+    run_cli,
+)
+from inproc import in_process
 
 from mutharness.errors import ExitCode, ResultsError
 from mutharness.model.results import read_results
@@ -33,24 +43,37 @@ def _break(project: Project, how: str) -> None:
         project.commit("a config with a misspelt key")
 
 
+def _record_green(base: Path) -> None:
+    project = calc_project(base / "repo")
+    for args in ((), ("--json", str(base / "named.json"))):
+        green = run_cli(project.root, "verify", "specs/calc.json", *args)
+        assert green.code == 0, green.out + green.err
+
+
+@pytest.fixture(scope="session")
+def green(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Made once a session: the calc project verified green twice, into its default results
+    file and into `named.json` beside it."""
+    return recording(tmp_path_factory, "green", _record_green)
+
+
 @pytest.mark.parametrize(("how", "code"), [
     ("a broken anchor", 2), ("a dirty tree", 5), ("a bad config", 2),
     ("a spec file that is gone", 2),
 ], ids=["a broken anchor", "a dirty tree", "a bad config", "a spec file that is gone"])
 def test_a_refused_run_leaves_no_earlier_green_results_for_render_or_ci(
-    make_project: MakeProject, cli: Cli, how: str, code: int
+    green: Path, tmp_path: Path, git_home: Path, how: str, code: int
 ) -> None:
-    project = make_project()
+    copy_recording(green, tmp_path)
+    project = Project(tmp_path / "repo")
     here = project.root.parent
     default, named = project.root / ".mutharness" / "results.json", here / "named.json"
-    for args in ((), ("--json", str(named))):
-        green = cli(project.root, "verify", "specs/calc.json", *args)
-        assert green.code == 0, green.out + green.err
     assert read_results(default).exit_code() is ExitCode.OK
     assert read_results(named).exit_code() is ExitCode.OK
     _break(project, how)
 
-    refused = [cli(project.root, "verify", "specs/calc.json", *args)
+    # refused before any test runs: the command line in this process (inproc)
+    refused = [in_process(project.root, "verify", "specs/calc.json", *args)
                for args in ((), ("--json", str(named)))]
 
     assert [done.code for done in refused] == [code, code], [d.out + d.err for d in refused]
@@ -63,9 +86,9 @@ def test_a_refused_run_leaves_no_earlier_green_results_for_render_or_ci(
             assert not run.complete and run.error is not None
             assert run.exit_code() is ExitCode(code)
             assert run.mutation_results == ()
-        evidence = cli(here, "render", str(path), "--out", str(here / "evidence"))
+        evidence = in_process(here, "render", str(path), "--out", str(here / "evidence"))
         assert evidence.code != 0 and not (here / "evidence").exists()
-        summary = cli(here, "render", str(path), "--summary", str(here / "s.md"))
+        summary = in_process(here, "render", str(path), "--summary", str(here / "s.md"))
         if summary.code == 0:
             assert "all 2 mutation(s) behaved as expected" not in (here / "s.md").read_text(
                 "utf-8")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import CALC, Completed, Project, default_spec, git
+from inproc import in_process
 from liverun import (
     HANG_GUARD,
     Sandbox,
@@ -52,7 +53,7 @@ def test_pytest_exit_0_inside_the_last_test_is_untrustworthy_never_survived(
                  id="only-a-line-ending-the-crlf-policy-normalises"),
 ])
 def test_a_mutation_whose_splice_gives_the_original_bytes_is_refused_before_any_run(
-    make_project: ProjectFactory, cli: Cli, text: str, anchor: str, replacement: str,
+    make_project: ProjectFactory, text: str, anchor: str, replacement: str,
     reason: str,
 ) -> None:
     project = make_project(spec=default_spec(mutations=[
@@ -63,8 +64,8 @@ def test_a_mutation_whose_splice_gives_the_original_bytes_is_refused_before_any_
         project.write("src/calc.py", text.encode())
         project.commit("the target with CRLF line endings")
 
-    checked = cli(project.root, "check")
-    verified = cli(project.root, "verify", "specs/calc.json")
+    checked = in_process(project.root, "check")
+    verified = in_process(project.root, "verify", "specs/calc.json")
 
     for done in (checked, verified):
         assert done.code == 2, done.out + done.err
@@ -74,7 +75,7 @@ def test_a_mutation_whose_splice_gives_the_original_bytes_is_refused_before_any_
 
 
 def test_anchors_are_checked_on_heads_bytes_not_the_working_tree(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     project = make_project(spec=default_spec(mutations=[
         {"name": "only in the working tree", "file": "src/calc.py",
@@ -84,8 +85,8 @@ def test_anchors_are_checked_on_heads_bytes_not_the_working_tree(
     git(project.root, "update-index", "--assume-unchanged", "src/calc.py")
     project.write("src/calc.py", CALC + "# a local experiment\n")
 
-    checked = cli(project.root, "check")  # a pre-commit hook sees the working tree
-    verified = cli(project.root, "verify", "specs/calc.json")
+    checked = in_process(project.root, "check")  # a pre-commit hook sees the working tree
+    verified = in_process(project.root, "verify", "specs/calc.json")
 
     assert checked.code == 0, checked.out + checked.err
     assert verified.code == 2, verified.out + verified.err

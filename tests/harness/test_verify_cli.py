@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from conftest import Completed, Project, default_spec, git
+from inproc import in_process
 
 ProjectFactory = Callable[..., Project]
 Cli = Callable[..., Completed]
@@ -322,7 +323,7 @@ def test_fail_fast_stops_at_the_first_unexpected_result(
 
 
 def test_anchor_problems_in_two_specs_are_all_refused_before_any_baseline(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     project = make_project(spec=default_spec(mutations=[
         {"name": "an anchor that drifted", "file": "src/calc.py",
@@ -335,7 +336,8 @@ def test_anchor_problems_in_two_specs_are_all_refused_before_any_baseline(
     ]))
     project.commit("two specs")
 
-    done = cli(project.root, "verify", "specs/calc.json", "specs/other.json", env=utf8_env())
+    done = in_process(project.root, "verify", "specs/calc.json", "specs/other.json",
+                      env=utf8_env())
 
     assert done.code == 2, done.out + done.err
     assert "baseline" not in done.out

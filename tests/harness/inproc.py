@@ -1,0 +1,79 @@
+"""The command line run in the test's own process, for the commands a child adds nothing to.
+
+`in_process(cwd, *args, env=None)` is `conftest.run_cli` without the child (its 0.3-0.5 s of
+imports): the same `Completed(code, out, err)`, the same exit codes (click's standalone main,
+as `python -m mutharness` runs it: a usage error 2, `_Main`'s 70 for an exception nothing
+expected, every `sys.exit` as given) and the two streams apart. What a command changes in the
+process is put back: the working directory, the whole environment (`prepare_process` deletes
+git's variables, `configure_git` adds GitPython's), the signal handlers, the standard streams
+(click's `CliRunner`). An exception that escapes click fails the test with its traceback.
+
+It is for `check`, `merge`, `render`, `evidence-check`, and for what is refused before any test
+runs (usage errors, options, config). What only a process shows stays on the real child
+(`cli`): signals, a closed standard output, `-j` workers, the environment a run hands its
+children, the exit code the operating system sees, Windows.
+
+This module is not `conftest.py` on purpose: the mutharness-* specs' tests load that file, so
+each change to it stales their evidence (`evidence/mutharness-*.md`).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+from conftest import Completed
+
+PROG_NAME = "python -m mutharness"  # what click names the program in a child's usage lines
+_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK")
+                 if hasattr(signal, name))
+
+
+@contextmanager
+def kept_environ() -> Iterator[None]:
+    """The environment as it was, whatever the body set or deleted in it."""
+    saved = dict(os.environ)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def _runner() -> object:
+    from click.testing import CliRunner
+
+    try:  # click before 8.2 mixes stderr into stdout unless told not to
+        return CliRunner(mix_stderr=False)  # type: ignore[call-arg]
+    except TypeError:  # click 8.2 and newer: the streams are always apart
+        return CliRunner()
+
+
+def in_process(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> Completed:
+    """Run `mutharness ARGS` in this process from `cwd`, with `env` as the whole environment
+    (default: this one), as `conftest.run_cli` runs it in a child."""
+    from mutharness.cli import main
+
+    runner = _runner()
+    handlers = {number: signal.getsignal(number) for number in _SIGNALS}
+    here = os.getcwd()
+    with kept_environ():
+        if env is not None:
+            os.environ.clear()
+            os.environ.update(env)
+        os.chdir(cwd)
+        try:
+            result = runner.invoke(  # type: ignore[attr-defined]
+                main, list(args), prog_name=PROG_NAME, catch_exceptions=False,
+            )
+        finally:
+            os.chdir(here)
+            changed = [number for number, handler in handlers.items()
+                       if signal.getsignal(number) != handler]
+            for number in changed:
+                signal.signal(number, handlers[number])
+    assert not changed, f"the command left signal handlers installed: {changed}"
+    return Completed(result.exit_code, result.stdout, result.stderr)
