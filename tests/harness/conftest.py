@@ -194,6 +194,20 @@ def recording(tmp_path_factory: pytest.TempPathFactory, name: str,
     return base
 
 
+def _record_green_calc(base: Path) -> None:
+    project = calc_project(base / "repo")
+    for args in ((), ("--json", str(base / "named.json"))):
+        green = run_cli(project.root, "verify", "specs/calc.json", *args)
+        assert green.code == 0, green.out + green.err
+
+
+@pytest.fixture(scope="session")
+def green_calc(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Made once a session: the calc project (`repo/`) verified green twice, into its default
+    results file and into `named.json` beside it; each test takes its own copy."""
+    return recording(tmp_path_factory, "green-calc", _record_green_calc)
+
+
 def edit_json(path: Path, change: Callable[[dict[str, Any]], None]) -> Path:
     """A test's edit of a JSON file it owns (a copied results file): `change` applied."""
     document = json.loads(path.read_text("utf-8"))

@@ -21,11 +21,8 @@ import pytest
 from conftest import (
     Completed,
     Project,
-    calc_project,
     copy_recording,
     default_spec,
-    recording,
-    run_cli,
 )
 
 from mutharness.model.results import read_results
@@ -139,22 +136,9 @@ def test_every_report_is_written_from_a_run_whose_test_ids_hold_undecodable_byte
     assert (here / "again.md").read_bytes() == (here / "run.md").read_bytes()
 
 
-def _record_green(base: Path) -> None:
-    project = calc_project(base / "repo")
-    done = run_cli(project.root, "verify", "specs", "--json", str(base / "run.json"))
-    assert done.code == 0, done.out + done.err
-
-
-@pytest.fixture(scope="session")
-def green(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Made once a session: the calc project verified green, its `run.json` beside it (each
-    test forges its own copy)."""
-    return recording(tmp_path_factory, "hostile-green", _record_green)
-
-
 def _older(here: Path) -> None:
-    """`run.json` as a mutharness older than the mutation report wrote it: no columns."""
-    document = json.loads((here / "run.json").read_text("utf-8"))
+    """`named.json` as a mutharness older than the mutation report wrote it: no columns."""
+    document = json.loads((here / "named.json").read_text("utf-8"))
     for spec in document["specs"]:
         del spec["sources"]
         for mutation in spec["mutations"]:
@@ -163,9 +147,9 @@ def _older(here: Path) -> None:
 
 
 def test_when_the_last_asked_report_cannot_be_rendered_no_report_or_evidence_is_written(
-    green: Path, tmp_path: Path, git_home: Path, cli: Cli
+    green_calc: Path, tmp_path: Path, git_home: Path, cli: Cli
 ) -> None:
-    copy_recording(green, tmp_path)
+    copy_recording(green_calc, tmp_path)
     here = tmp_path
     _older(here)  # evidence, JUnit and the summary can be made of it; the HTML page cannot
 
@@ -180,11 +164,11 @@ def test_when_the_last_asked_report_cannot_be_rendered_no_report_or_evidence_is_
 
 @pytest.mark.parametrize("value", ["Infinity", "-Infinity", "NaN", "-1.5"])
 def test_render_refuses_results_with_non_finite_or_negative_durations(
-    green: Path, tmp_path: Path, git_home: Path, cli: Cli, value: str
+    green_calc: Path, tmp_path: Path, git_home: Path, cli: Cli, value: str
 ) -> None:
-    copy_recording(green, tmp_path)
+    copy_recording(green_calc, tmp_path)
     here = tmp_path
-    text = (here / "run.json").read_text("utf-8")
+    text = (here / "named.json").read_text("utf-8")
     forged, count = re.subn(r'"duration_s": [0-9.e-]+', f'"duration_s": {value}', text,
                             count=1)
     assert count == 1
@@ -200,11 +184,11 @@ def test_render_refuses_results_with_non_finite_or_negative_durations(
 
 
 def test_render_writes_every_report_of_results_whose_texts_hold_lone_surrogates_nul_and_esc(
-    green: Path, tmp_path: Path, git_home: Path, cli: Cli
+    green_calc: Path, tmp_path: Path, git_home: Path, cli: Cli
 ) -> None:
-    copy_recording(green, tmp_path)
+    copy_recording(green_calc, tmp_path)
     here = tmp_path
-    document = json.loads((here / "run.json").read_text("utf-8"))
+    document = json.loads((here / "named.json").read_text("utf-8"))
     caught = document["specs"][0]["mutations"][0]
     odd = "\ud800 \x00 \x1b[2J \udcff"
     failing = caught["facts"]["not_passed"][0]

@@ -12,11 +12,8 @@ import pytest
 from conftest import (
     Completed,
     Project,
-    calc_project,
     copy_recording,
     default_spec,
-    recording,
-    run_cli,
 )
 from inproc import in_process
 
@@ -43,28 +40,14 @@ def _break(project: Project, how: str) -> None:
         project.commit("a config with a misspelt key")
 
 
-def _record_green(base: Path) -> None:
-    project = calc_project(base / "repo")
-    for args in ((), ("--json", str(base / "named.json"))):
-        green = run_cli(project.root, "verify", "specs/calc.json", *args)
-        assert green.code == 0, green.out + green.err
-
-
-@pytest.fixture(scope="session")
-def green(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Made once a session: the calc project verified green twice, into its default results
-    file and into `named.json` beside it."""
-    return recording(tmp_path_factory, "green", _record_green)
-
-
 @pytest.mark.parametrize(("how", "code"), [
     ("a broken anchor", 2), ("a dirty tree", 5), ("a bad config", 2),
     ("a spec file that is gone", 2),
 ], ids=["a broken anchor", "a dirty tree", "a bad config", "a spec file that is gone"])
 def test_a_refused_run_leaves_no_earlier_green_results_for_render_or_ci(
-    green: Path, tmp_path: Path, git_home: Path, how: str, code: int
+    green_calc: Path, tmp_path: Path, git_home: Path, how: str, code: int
 ) -> None:
-    copy_recording(green, tmp_path)
+    copy_recording(green_calc, tmp_path)
     project = Project(tmp_path / "repo")
     here = project.root.parent
     default, named = project.root / ".mutharness" / "results.json", here / "named.json"
