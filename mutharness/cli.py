@@ -99,6 +99,8 @@ def _run_plain(body: Callable[[Console], int], doing: str, git: bool = True) -> 
         if git:
             _prepare()
         code = body(console)
+    except OutputClosed as closed:  # nothing more can be said where the output went
+        sys.exit(closed.exit_code)
     except MutharnessError as error:
         _fail(error, console)
     except OSError as error:
@@ -141,10 +143,11 @@ def _flag(flag: Flag, name: str) -> Callable[[Command], Command]:
     default = flag.default_for(name)
     kind = (click.IntRange(flag.minimum, flag.maximum) if flag.kind is FlagKind.COUNT
             else _FLAG_TYPES.get(flag.kind, str))
-    return click.option(
-        *flag.switches, flag.parameter, type=kind, metavar=flag.metavar, default=default,
-        show_default=default is not None, required=flag.required,
-        multiple=flag.kind is FlagKind.TEXTS, help=flag.help_for(name),
+    given = {} if default is None else {"default": default, "show_default": True}
+    return click.option(  # an explicit default=None would satisfy required=True (click 8.2+)
+        *flag.switches, flag.parameter, type=kind, metavar=flag.metavar,
+        required=flag.required, multiple=flag.kind is FlagKind.TEXTS, help=flag.help_for(name),
+        **given,
     )
 
 
@@ -154,8 +157,8 @@ def _setting(option: Option[Any]) -> Callable[[Command], Command]:
     default = "" if option.default in (None, (), False) else f" [default: {option.default}]"
     doc = option.doc if "[default:" in option.doc else option.doc + default
     if option.kind is Kind.FLAG:
-        return click.option(f"{option.flag}/{option.negation}", option.parameter,
-                            default=None, help=doc)
+        return click.option("/".join(option.switches), option.parameter, default=None,
+                            help=doc)
     return click.option(option.flag, option.parameter, type=_click_type(option), default=None,
                         multiple=option.kind is Kind.TEXTS, help=doc)
 
@@ -268,7 +271,7 @@ def baseline_command(
     One line per spec: `ok <spec>: P pass + S approved skips = T [...]`, `DRIFT <spec>: ...`
     or `UNTRUSTWORTHY <spec>: <reason>`, then `N spec(s) measured, D drift, U untrustworthy`.
     Approved skips come from the platform skip policy (specs/platform-skips.json). Specs
-    with the same tests share one measurement. Exit 2 if any is untrustworthy, else 1 if
+    with the same tests share one measurement. Exit 3 if any is untrustworthy, else 1 if
     any drifted, else 0.
     """
     from mutharness.reports.console import PinConsole
@@ -302,7 +305,7 @@ def redfirst_command(
     RED-FIRST (passes at HEAD, fails reverted), INVARIANT (passes both), LOAD-ERROR, ...
     The last line is `red-first: R of T test(s) fail with the fix reverted (...)`. Exit 0
     when every test passes at HEAD and at least one (and every --expect-red) fails with the
-    fix reverted; 1 when none does; 2 when there is no trustworthy answer.
+    fix reverted; 1 when none does; 4 when there is no trustworthy answer.
     """
     from mutharness.reports.console import Console
 
@@ -331,7 +334,7 @@ def render(results: Path, out_dir: Path | None, template_dir: Path | None,
     """Re-render evidence (and reports) from a saved RESULTS file; never reruns tests."""
     from mutharness.reports.outputs import Reports
 
-    def body(console: Console) -> int:  # imported after the library floors are checked
+    def body(console: Console) -> int:  # render runs no git: no floors, no git scrubbing
         from mutharness.commands import render as command
 
         return command.run(

@@ -1,4 +1,5 @@
-"""Every verify setting declared once (name, default, one-line doc), and its effective value.
+"""Every option of every command declared once: the settings (name, default, one-line doc) and
+their effective values, and the command-line flags that are no setting (`FLAGS`).
 
 Values come from, in rising precedence: the defaults here; a project config file (`--config
 FILE`, else `mutharness.toml` at the repository root, else `[tool.mutharness]` in
@@ -42,7 +43,7 @@ class Kind(StrEnum):
     TEXT = "text"
     PATH = "path"
     TEXTS = "texts"  # a list of strings
-    FLAG = "flag"  # on or off; the command-line flag turns it on
+    FLAG = "flag"  # on or off: `--X` turns it on, `--no-X` off (over the project config)
 
 
 class Heading(StrEnum):
@@ -51,7 +52,7 @@ class Heading(StrEnum):
     SELECTION = "Which specs and mutations"
     RUN = "How it runs"
     OUTPUTS = "What it writes"
-    SETTINGS = "Settings (also in the project config)"
+    SETTINGS = "Settings (each but --config also a project config key)"
 
 
 TEST_COMMANDS = frozenset({"verify", "baseline", "redfirst"})  # every setting applies to them
@@ -260,8 +261,7 @@ FLAGS: Final[tuple[Flag, ...]] = (  # in the order --help lists them under their
          "Stop at the first unexpected result."),
     Flag(("-j", "--jobs"), "jobs", FlagKind.COUNT, frozenset({"verify"}), Heading.RUN,
          "Run the mutations in N worker processes, each in its own workspace; the console, "
-         "results and evidence are those of -j 1.", metavar="N", minimum=1, maximum=64, default=1,
-         defaults=(("verify", 1),)),
+         "results and evidence are those of -j 1.", metavar="N", minimum=1, maximum=64, default=1),
     Flag(("--repeat",), "repeat", FlagKind.COUNT, frozenset({"baseline"}), Heading.RUN,
          "Run each test set N times; a test whose outcome differs is unstable [default: "
          "baseline-runs].", metavar="N", minimum=1, maximum=20),
@@ -397,6 +397,10 @@ def _checked(option: Option[Any], value: Any, file: str) -> Any:
     if option.kind is Kind.TEXTS:
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
             raise bad("must be an array of strings")
+        problems = _item_problems(option, tuple(value))
+        if problems:
+            raise ConfigProblem(file, tuple((option.name, what) for what in problems),
+                                tuple(BY_NAME))
         return tuple(value)
     if option.kind is Kind.FLAG:
         if not isinstance(value, bool):
@@ -550,23 +554,30 @@ def resolve(cli: Mapping[str, Any], config: Mapping[str, Any], config_file: str 
             values[option.name], sources[option.name] = config[option.name], Source.CONFIG
         else:
             values[option.name], sources[option.name] = option.default, Source.DEFAULT
-    refused = [item for item in values[NODE_OPTIONS.name] if item not in NODE_OPTIONS_ALLOWED]
-    if refused:
-        where = "--node-options" if sources["node.options"] is Source.CLI else config_file
-        raise config_problem(
-            where or "", "node.options",
-            f"{refused[0]!r} is not allowed (allowed: {', '.join(sorted(NODE_OPTIONS_ALLOWED))})",
-        )
-    for item in values[PYTEST_DROP_ADDOPTS.name]:
-        problem = _not_droppable(item)
-        if problem:
-            where = ("--pytest-drop-addopts" if sources["pytest-drop-addopts"] is Source.CLI
-                     else config_file)
-            raise config_problem(where or "", "pytest-drop-addopts", f"{item!r} {problem}")
+    problems: dict[str, list[tuple[str, str]]] = {}  # where -> (key, what): every one at once
+    for option in (NODE_OPTIONS, PYTEST_DROP_ADDOPTS):
+        where = option.flag if sources[option.name] is Source.CLI else (config_file or "")
+        problems.setdefault(where, []).extend(
+            (option.name, what) for what in _item_problems(option, values[option.name]))
+    for where, found in problems.items():
+        if found:
+            raise ConfigProblem(where, tuple(found), tuple(BY_NAME))
     return Options(values, sources, config_file)
 
 
 _OPTION_NAME = re.compile(r"-[A-Za-z]|--[A-Za-z0-9][A-Za-z0-9_-]*")  # pytest's option names
+
+
+def _item_problems(option: Option[Any], items: tuple[str, ...]) -> list[str]:
+    """What is wrong with each item of a list option that takes only some values: node
+    options off the allow-list, names pytest-drop-addopts cannot drop."""
+    if option is NODE_OPTIONS:
+        allowed = ", ".join(sorted(NODE_OPTIONS_ALLOWED))
+        return [f"{item!r} is not allowed (allowed: {allowed})" for item in items
+                if item not in NODE_OPTIONS_ALLOWED]
+    if option is PYTEST_DROP_ADDOPTS:
+        return [f"{item!r} {problem}" for item in items if (problem := _not_droppable(item))]
+    return []
 
 
 def _not_droppable(name: str) -> str:

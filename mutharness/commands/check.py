@@ -16,7 +16,7 @@ from mutharness.static_check import check_spec_files
 def run(console: Console, specs: tuple[Path, ...], *, suggest: bool, since: str | None) -> int:
     """The command line's check: every problem of every spec at once, or the counts."""
     started = time.perf_counter()
-    source, _ = open_repository()
+    source = open_repository()
     paths = expand(specs or default_specs("to check (mutharness check path/to/spec.json)"))
     display = [display_name(path, source.root) for path in paths]
     if since is not None:

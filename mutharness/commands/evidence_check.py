@@ -12,7 +12,7 @@ from mutharness.reports.staleness import check_evidence
 
 def run(console: Console, evidence_dir: Path | None) -> int:
     """The command line's evidence-check: a line per document; 1 when one is stale."""
-    source, _ = open_repository()
+    source = open_repository()
     directory = evidence_dir or source.root / "evidence"
     if not directory.is_dir():
         raise InputProblem(f"{directory} is not a directory of evidence")

@@ -19,7 +19,7 @@ def run(
 ) -> int:
     """The command line's merge: the joined results written, then what verify writes after a
     run; its exit code (errors before the results are written raised)."""
-    source, _ = open_repository()
+    source = open_repository()
     read = [(str(path), read_results(path)) for path in shards]
     dirty = read[0][1].dirty_changes if read else ()
     commit = source.head if commit_rev is None else source.base_commit(commit_rev)

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mutharness.environment import prepare_process
 from mutharness.errors import (
     DirtyTreeError,
     MutharnessError,
@@ -45,7 +44,6 @@ from mutharness.paths import repo_path
 from mutharness.repo.git import configure_git, enclosing_worktrees
 from mutharness.repo.source import SourceRepo, open_source, status_paths
 from mutharness.repo.workspace import temp_directory
-from mutharness.reports.console import Console
 from mutharness.static_check import Committed, check_spec_files, tracked_with
 from mutharness.sweep import sweep_stale_workspaces
 
@@ -71,7 +69,7 @@ def expand(paths: tuple[Path, ...]) -> tuple[Path, ...]:
 
 def default_specs(what: str) -> tuple[Path, ...]:
     """`specs/` at the repository root, for a command given no SPEC."""
-    source, _ = open_repository()
+    source = open_repository()
     default = source.root / "specs"
     if not default.is_dir():
         raise SpecError((SpecProblem(
@@ -93,13 +91,12 @@ def settings_of(
     )
 
 
-def open_repository() -> tuple[SourceRepo, Console]:
-    """Library floors checked, git resolved, and the repository around the current directory;
-    a console to speak through."""
-    prepare_process()
+def open_repository() -> SourceRepo:
+    """Git resolved, and the repository around the current directory (the command line has
+    checked the library floors and scrubbed git's environment: `environment.prepare_process`)."""
     start = Path.cwd().resolve()
     git_info = configure_git(os.environ.get("PATH", os.defpath), refuse=enclosing_worktrees(start))
-    return open_source(start, git_info), Console()
+    return open_source(start, git_info)
 
 
 def tree_at(source: SourceRepo, commit: str, dirty: tuple[str, ...],

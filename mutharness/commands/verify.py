@@ -51,8 +51,11 @@ def run(
     """The command line's verify, from its parsed arguments to its exit code (errors raised)."""
     command = ("mutharness", "verify", *(path.as_posix() for path in specs))
     try:
+        if not specs and since is None:
+            raise SpecError((SpecProblem("verify", "", "name the SPEC files or directories to "
+                                         "verify (or --since REV for those it affects)"),))
         shard = None if shard_text is None else Shard.parse(shard_text)
-        _refuse_conflicts(specs, since, shard, fail_fast, evidence_dir)
+        _refuse_conflicts(shard, fail_fast, evidence_dir)
         settings = settings_of(
             specs or default_specs("to verify"), cli_options, config, allow_dirty, command,
             fail_fast=fail_fast, json_path=json_path.absolute() if json_path else None,
@@ -72,12 +75,8 @@ def run(
         return int(closed.exit_code)
 
 
-def _refuse_conflicts(specs: tuple[Path, ...], since: str | None, shard: Shard | None,
-                      fail_fast: bool, evidence_dir: Path | None) -> None:
-    """A command line that cannot run is refused before anything is looked at."""
-    if not specs and since is None:
-        raise SpecError((SpecProblem("verify", "", "name the SPEC files or directories to "
-                                     "verify (or --since REV for those it affects)"),))
+def _refuse_conflicts(shard: Shard | None, fail_fast: bool, evidence_dir: Path | None) -> None:
+    """Options that cannot go together are refused before anything is looked at."""
     if shard is not None and fail_fast:
         raise OptionConflict(("--shard", "--fail-fast"), "a shard that stops early leaves "
                              "mutations no shard ran, and merge refuses the set")
@@ -149,8 +148,6 @@ def _parallel(settings: Settings, prepared: Prepared, plan: Plan, jobs: int,
         document = settings_json(worker)
         workers.append(WorkerJob(index, jobs, document, results, feed))
     return Parallel(plan, workers, scratch, worker_argv, settings.start, shard)
-
-
 
 
 def worker_argv(job_file: Path) -> list[str]:

@@ -50,6 +50,10 @@ ROWS = [
     pytest.param(_config_refused, ("verify", "specs/calc.json"), ExitCode.USAGE,
                  id="config-refused"),
     pytest.param(_no_evidence, ("render", "nosuch.json"), ExitCode.USAGE, id="render-missing"),
+    pytest.param(_no_evidence, ("redfirst", "specs/calc.json"), ExitCode.USAGE,
+                 id="redfirst-without-its-required-base"),
+    pytest.param(_no_evidence, ("verify", "--shard", "x"), ExitCode.USAGE,
+                 id="verify-with-neither-specs-nor-a-valid-shard"),
 ]
 
 
@@ -68,18 +72,19 @@ def test_a_command_run_in_process_gives_the_code_and_streams_of_the_real_child(
     assert _same(here) == _same(child)
 
 
-def test_the_environment_given_is_the_whole_environment_and_is_put_back(
+def test_the_environment_and_directory_a_command_changes_are_put_back(
     make_project: MakeProject,
 ) -> None:
     project = make_project()
     before = dict(os.environ)
+    where = Path.cwd()
     env = {**os.environ, "GIT_DIR": str(project.root / "elsewhere"), "NO_COLOR": "1"}
 
     done = in_process(project.root, "check", env=env)
 
     assert done.code == 0, done.out + done.err  # prepare_process dropped GIT_DIR, as a child's
     assert dict(os.environ) == before
-    assert Path.cwd() != project.root
+    assert Path.cwd() == where
 
 
 def test_an_exception_nothing_expected_exits_70_in_process_as_in_the_child(

@@ -21,7 +21,7 @@ MODEL = ("affected", "anchors", "merging", "pins", "rederive", "redfirst", "resu
 # what starts a process, or carries a library that does (GitPython starts git)
 STARTERS = ("subprocess", "multiprocessing", "git", "mutharness.process", "mutharness.winjob",
             "mutharness.runners.pytest.runner", "mutharness.runners.node.runner")
-COMMAND_LAYER = ("mutharness.commands", "mutharness.cli", "mutharness.engine")
+COMMAND_LAYER = ("mutharness.commands", "mutharness.cli")
 COMMANDS = {"verify": "verify", "baseline": "baseline", "redfirst": "redfirst",
             "merge": "merge", "render": "render", "check": "check",
             "evidence-check": "evidence_check"}

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import click
 import pytest
@@ -22,10 +22,10 @@ from mutharness.options import (
     PYTEST_DROP_ADDOPTS,
     PYTHON,
     STRICT_SKIPS,
+    TEST_COMMANDS,
     TIMEOUT_FLOOR,
     Heading,
     Kind,
-    Option,
     Source,
     did_you_mean,
     read_config,
@@ -239,7 +239,10 @@ def test_every_problem_of_a_config_file_is_reported_at_once_with_a_did_you_mean(
     tmp_path: Path,
 ) -> None:
     (tmp_path / "mutharness.toml").write_text(
-        "timeout-flor = 5\nbaseline-runs = 50\nstrict-skip = true\n", encoding="utf-8")
+        "timeout-flor = 5\nbaseline-runs = 50\nstrict-skip = true\n"
+        'pytest-drop-addopts = ["-p", "--cov"]\n'
+        '[node]\noptions = ["--test-force-exit", "--no-warnings", "--inspect"]\n',
+        encoding="utf-8")
 
     with pytest.raises(ConfigProblem) as raised:
         read_config(tmp_path, None)
@@ -248,9 +251,13 @@ def test_every_problem_of_a_config_file_is_reported_at_once_with_a_did_you_mean(
     assert "timeout-flor: is not a mutharness option (did you mean timeout-floor?)" in message
     assert "strict-skip: is not a mutharness option (did you mean strict-skips?)" in message
     assert "baseline-runs: must be at most 20, not 50" in message
+    assert "'--test-force-exit' is not allowed" in message
+    assert "'--inspect' is not allowed" in message
+    assert "'-p' cannot be dropped" in message
     assert raised.value.file == "mutharness.toml"
     assert [key for key, _ in raised.value.problems] == [
-        "baseline-runs", "strict-skip", "timeout-flor"]
+        "baseline-runs", "node.options", "node.options", "pytest-drop-addopts", "strict-skip",
+        "timeout-flor"]
 
 
 def test_a_key_like_no_option_gets_no_suggestion() -> None:
@@ -278,14 +285,15 @@ def test_a_flag_the_config_turns_on_is_turned_off_by_its_no_flag_and_the_rederiv
     assert resolve({}, {"strict-skips": True}, "mutharness.toml")[STRICT_SKIPS] is True
 
 
-@pytest.mark.parametrize("option", [option for option in OPTIONS if option.kind is Kind.FLAG],
-                         ids=lambda option: option.name)
-def test_every_flag_option_has_its_no_flag_on_the_command_line(
-    option: Option[Any], cli: Cli, tmp_path: Path,
+@pytest.mark.parametrize("command", sorted(TEST_COMMANDS))
+def test_every_flag_setting_has_its_no_flag_in_the_help_of_each_command_that_runs_tests(
+    command: str, cli: Cli, tmp_path: Path,
 ) -> None:
-    done = cli(tmp_path, "verify", "--help")
+    done = cli(tmp_path, command, "--help")
 
-    assert f"{option.flag} / --no-{option.flag[2:]}" in " ".join(done.out.split())
+    for option in OPTIONS:
+        if option.kind is Kind.FLAG:
+            assert f"{option.flag} / {option.negation}" in " ".join(done.out.split()), option
 
 
 def test_every_option_of_every_command_is_declared_once_with_the_commands_that_take_it() -> None:
@@ -302,12 +310,25 @@ def test_every_option_of_every_command_is_declared_once_with_the_commands_that_t
         assert taken == wanted, name
 
 
-def test_help_lists_each_command_s_options_under_their_headings(cli: Cli, tmp_path: Path) -> None:
-    done = cli(tmp_path, "verify", "--help")
+@pytest.mark.parametrize("command", ["verify", "baseline", "redfirst", "render", "merge",
+                                     "check", "evidence-check"])
+def test_help_lists_each_command_s_options_under_their_headings_in_order(
+    command: str, cli: Cli, tmp_path: Path,
+) -> None:
+    from mutharness.cli import main
 
-    places = [done.out.find(f"{heading.value}:") for heading in Heading]
-    assert -1 not in places, done.out
-    assert places == sorted(places)
-    assert done.out.find("--shard") < done.out.find(f"{Heading.OUTPUTS.value}:") \
-        < done.out.find("--junit") < done.out.find(f"{Heading.SETTINGS.value}:") \
-        < done.out.find("--timeout-floor")
+    done = cli(tmp_path, command, "--help")
+
+    sections = re.split(r"^(\S[^\n]*):$", done.out, flags=re.MULTILINE)
+    titles = sections[1::2]
+    known = [heading.value for heading in Heading] + ["Other options"]
+    assert titles == [title for title in known if title in titles], done.out
+    assert titles[-1] == "Other options"
+    for title, body in zip(titles, sections[2::2], strict=True):
+        for option in [*OPTIONS, *FLAGS]:
+            if command in option.commands and re.search(  # the row of the option itself
+                    rf"^  {re.escape(option.switches[0])}(?=[ ,/]|$)", body, re.MULTILINE):
+                assert title == option.heading.value, (option.switches, title)
+    listed = {word for parameter in main.commands[command].params
+              if isinstance(parameter, click.Option) for word in parameter.opts}
+    assert all(word in done.out for word in listed)

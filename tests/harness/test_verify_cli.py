@@ -18,6 +18,8 @@ import pytest
 from conftest import Completed, Project, default_spec, git
 from inproc import in_process
 
+from mutharness.errors import ExitCode
+
 ProjectFactory = Callable[..., Project]
 Cli = Callable[..., Completed]
 
@@ -353,3 +355,19 @@ def test_anchor_problems_in_two_specs_are_all_refused_before_any_baseline(
     assert "an anchor that is ambiguous" in two and "src/calc.py" in two
     assert "matched 2 times" in two and "at lines 5, 7" in two
     assert not (project.root / ".mutharness").exists()
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+@pytest.mark.parametrize("args", [("check", "specs"), ("evidence-check",)],
+                         ids=["check", "evidence-check"])
+def test_a_command_whose_standard_output_is_full_exits_5_and_says_nothing_more(
+    make_project: Callable[..., Project], args: tuple[str, ...],
+) -> None:
+    project = make_project()
+    (project.root / "evidence").mkdir()
+    with open("/dev/full", "w", encoding="utf-8") as full:
+        done = subprocess.run([sys.executable, "-m", "mutharness", *args], cwd=project.root,
+                              stdout=full, stderr=subprocess.PIPE, text=True, check=False)
+
+    assert done.returncode == ExitCode.ENVIRONMENT, done.stderr
+    assert done.stderr == ""
