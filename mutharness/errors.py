@@ -8,7 +8,7 @@ from enum import IntEnum
 from types import MappingProxyType
 from typing import Final
 
-from mutharness.paths import shown
+from mutharness.paths import shown, visible
 
 
 class ExitCode(IntEnum):
@@ -523,7 +523,9 @@ class ConfigProblem(EnvironmentProblem):
         self.file = file
         self.problems = problems
         self.key = problems[0][0] if problems else ""  # the first problem's key
-        lines = [f"{key}: {what}" if key else what for key, what in problems]
+        # a key is the file's text: its line breaks and escapes shown, never acted on
+        lines = [f"{visible(key)}: {what}" if key else what for key, what in problems]
+        file = visible(file)
         text = (f"{file}: {lines[0]}" if len(lines) == 1
                 else f"{file}: {len(lines)} problems:\n  " + "\n  ".join(lines))
         super().__init__(text, remedy=f"known options: {', '.join(known)}")

@@ -332,3 +332,19 @@ def test_help_lists_each_command_s_options_under_their_headings_in_order(
     listed = {word for parameter in main.commands[command].params
               if isinstance(parameter, click.Option) for word in parameter.opts}
     assert all(word in done.out for word in listed)
+
+
+def test_a_config_key_holding_a_line_break_or_escape_cannot_forge_a_line_of_the_refusal(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "mutharness.toml").write_text(
+        '"timeout-flor\\u001b[2J\\nfake: line" = 5\n"baseline-runs" = 50\n', encoding="utf-8")
+
+    with pytest.raises(ConfigProblem) as raised:
+        read_config(tmp_path, None)
+
+    lines = raised.value.message().splitlines()
+    assert [line.split(":")[0].strip() for line in lines[1:3]] == [
+        "baseline-runs", "timeout-flor\\x1b[2J\\nfake"]
+    assert "\x1b" not in raised.value.message()
+    assert not any(line.startswith("fake") for line in lines)
