@@ -1,1 +1,1 @@
-"""The lab: a verify run after the lock, its scenarios (collect, baseline, mutants), judged."""
+"""The lab: a verify run after the lock, its scenarios (baseline, mutants), judged."""

@@ -1,4 +1,4 @@
-"""A spec's baseline: the collect probe, N baseline runs, their judgement, the pin, the timeout."""
+"""A spec's baseline: N baseline runs, their judgement, the pin, the timeout."""
 
 from __future__ import annotations
 
@@ -10,7 +10,12 @@ from mutharness.lab.scenario import Lab, Ran, Scenario, prove, run_scenario
 from mutharness.model.pins import Pin
 from mutharness.model.skips import SkipCount, SkipRules
 from mutharness.model.spec import Spec
-from mutharness.model.verdict import baseline_problem, run_problem, unstable_tests
+from mutharness.model.verdict import (
+    baseline_problem,
+    collection_problem,
+    run_problem,
+    unstable_tests,
+)
 from mutharness.runners.base import RunFacts
 
 
@@ -83,25 +88,23 @@ def observe(
     spec: Spec, lab: Lab, runs: int, timeout_s: float, isolation: IsolationCheck,
     rules: SkipRules,
 ) -> Observed:
-    """Collect, then run the baseline `runs` times; raise SpecStopped unless every run can be
-    believed: in order, a run that cannot (a timeout, a crash) is named with its number;
-    tests whose outcome differs between runs are unstable; a red run is named with its own
-    failing tests; a run whose code did not come from the workspace, or whose skips the
-    platform skip policy does not allow, stops the spec. The count is not judged here.
+    """Run the baseline `runs` times; raise SpecStopped unless every run can be believed.
 
-    The collect probe must load every test file and pass the runner's isolation check before
-    any baseline runs."""
-    if lab.runner_for(spec).collects:
-        lab.listener.baseline_run(spec, 0, runs)
-        probe = _settled(run_scenario(Scenario.collect(spec, timeout_s), lab))
-        if (problem := run_problem(probe, collect_only=True)) is not None:
-            raise SpecStopped(BaselineError(spec.id, f"collection failed: {problem}"), probe)
-        if (error := isolation(probe)) is not None:
-            raise SpecStopped(error, probe)
+    Each run, as it ends, must have loaded every test file and pass the runner's isolation
+    check (its code came from the workspace), before the next run starts. Then, in order: a
+    run that cannot be believed (a timeout, a crash) is named with its number; tests whose
+    outcome differs between runs are unstable; a red run is named with its own failing tests;
+    skips the platform skip policy does not allow stop the spec. The count is not judged here.
+    """
     done = []
     for number in range(1, runs + 1):
         lab.listener.baseline_run(spec, number, runs)
-        done.append(_settled(run_scenario(Scenario.baseline(spec, number, timeout_s), lab)))
+        facts = _settled(run_scenario(Scenario.baseline(spec, number, timeout_s), lab))
+        if (problem := collection_problem(facts)) is not None:
+            raise SpecStopped(BaselineError(spec.id, f"collection failed: {problem}"), facts)
+        if (error := isolation(facts)) is not None:
+            raise SpecStopped(error, facts)
+        done.append(facts)
     for number, facts in enumerate(done, 1):
         if (problem := run_problem(facts)) is not None and not facts.failed:
             reason = baseline_problem(facts, spec.expect_baseline_pass) or problem
@@ -121,8 +124,6 @@ def observe(
                 BaselineError(spec.id, _numbered(number, runs, reason), facts.failing_ids),
                 facts,
             )
-        if (error := isolation(facts)) is not None:
-            raise SpecStopped(error, facts)
     skips = rules.count(done[0], spec.runner, spec.tests)
     if skips.problem is not None:
         raise SpecStopped(BaselineError(spec.id, skips.problem), done[0])

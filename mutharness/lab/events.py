@@ -21,7 +21,7 @@ class Phase(StrEnum):
     """Where a run is, announced at each transition (interrupt tests gate their signals on it)."""
 
     MATERIALISING = "materialising"  # building the workspace (git commands)
-    BASELINE = "baseline"  # the baseline's tests run (the collect-only probe first)
+    BASELINE = "baseline"  # the baseline's tests run
     MUTANT_APPLIED = "mutant-applied"  # a mutant is in the workspace; its tests run
     RESTORING = "restoring"  # writing the original bytes back (signals held meanwhile)
     RESTORED = "restored"
@@ -35,7 +35,7 @@ class Listener(Protocol):
     def head(self, source: SourceRepo, changes: Sequence[str]) -> None: ...
     def baseline_started(self, spec: Spec) -> None: ...
     def baseline_run(self, spec: Spec, number: int, runs: int) -> None:
-        """Run `number` of `runs` of `spec`'s baseline starts (0: the collect-only probe)."""
+        """Run `number` of `runs` of `spec`'s baseline starts (1-based)."""
         ...
     def baseline_finished(self, spec: Spec, facts: RunFacts, timeout_s: float) -> None:
         """`spec`'s baseline is measured: `facts` its slowest run, `timeout_s` the limit of

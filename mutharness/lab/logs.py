@@ -1,8 +1,8 @@
 """Each scenario's output kept, capped, in `.mutharness/runs/<spec>/` of the user's repository.
 
 A run's logs live in its workspace, which is removed with it; what a user needs to diagnose a
-red baseline or a doubtful mutant is copied out first, one file per scenario (`collect.log`,
-`baseline-1.log`, `mutant-3.log`: the mutation's number as the console shows it). A log
+red baseline or a doubtful mutant is copied out first, one file per scenario (`baseline-1.log`,
+`mutant-3.log`: the mutation's number as the console shows it). A log
 longer than `LOG_CAP` keeps its first and last halves with a line that marks the cut. Every
 file is written atomically and never through a link; the spec's directory name is
 `paths.plain_name` of its id. A run clears its specs' directories once before it starts (a
@@ -23,7 +23,7 @@ from mutharness.repo.files import create_atomic, remove_path, write_atomic
 
 LOG_CAP = 256 * 1024  # bytes kept of one scenario's log: its first and last halves
 RUNS = "runs"  # under the run directory (.mutharness)
-_FIXED = re.compile(r"(collect|baseline-\d+)\.log")
+_FIXED = re.compile(r"baseline-\d+\.log")
 
 
 def mutant_scenario(number: int) -> str:
@@ -75,7 +75,7 @@ class RunLogs:
 
     def clear(self, spec_id: str, mutations: Iterable[int] | None = None) -> None:
         """Before a run: spec `spec_id`'s logs removed, all of them, or (a shard) only its
-        collect and baseline logs and those of mutations numbered `mutations`. A link (or a
+        baseline logs and those of mutations numbered `mutations`. A link (or a
         file) where a directory should be is removed itself, never followed."""
         runs = self.run_dir / RUNS
         if runs.is_symlink() or (runs.exists() and not runs.is_dir()):

@@ -1,4 +1,4 @@
-"""One scenario path: the collect probe, baseline runs and mutant runs all go through here."""
+"""One scenario path: baseline runs, mutant runs and every other run all go through here."""
 
 from __future__ import annotations
 
@@ -21,7 +21,6 @@ from mutharness.signals import deferred
 class Kind(StrEnum):
     """What a scenario runs."""
 
-    COLLECT = "collect"  # collect only: the tests load, before any baseline
     BASELINE = "baseline"  # the tests as committed
     MUTANT = "mutant"  # the tests with one mutation in place
     REVERTED = "reverted"  # the tests with a fix's files put back as they were (red-first)
@@ -38,11 +37,6 @@ class Scenario:
     timeout_s: float
     mutation: Mutation | None = None
     first_failure: bool = False  # stop at the first failing test (--first-failure)
-
-    @classmethod
-    def collect(cls, spec: Spec, timeout_s: float) -> Scenario:
-        """The collect-only probe."""
-        return cls(spec, Kind.COLLECT, "collect", timeout_s)
 
     @classmethod
     def baseline(cls, spec: Spec, number: int, timeout_s: float) -> Scenario:
@@ -124,7 +118,7 @@ def _request(scenario: Scenario, workspace: Workspace) -> RunRequest:
         scenario.spec.tests, workspace.root,
         workspace.scratch(f"runs/{plain_name(scenario.spec.id)}/{scenario.name}"),
         scenario.timeout_s,
-        collect_only=scenario.kind is Kind.COLLECT, keep_going=scenario.kind is Kind.REVERTED,
+        keep_going=scenario.kind is Kind.REVERTED,
         first_failure=scenario.first_failure, mutant=scenario.kind is Kind.MUTANT,
     )
 

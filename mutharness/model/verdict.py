@@ -52,14 +52,21 @@ def _examples(ids: Sequence[str]) -> str:
     return shown_ids + (f" and {len(ids) - EXAMPLES} more" if len(ids) > EXAMPLES else "")
 
 
-def run_problem(
-    facts: RunFacts, collect_only: bool = False, load_errors: bool = False
-) -> str | None:
+def collection_problem(facts: RunFacts) -> str | None:
+    """Why a run that ended with a report did not load every test file (None when it did, or
+    when it ended without one: `run_problem` names that)."""
+    if facts.timed_out or facts.signal is not None or facts.report is not ReportState.OK:
+        return None
+    if not facts.collection_errors:
+        return None
+    return f"collection error in {', '.join(facts.collection_errors[:EXAMPLES])}{_said(facts)}"
+
+
+def run_problem(facts: RunFacts, load_errors: bool = False) -> str | None:
     """Why a run's facts cannot be believed at all, baseline or mutant (None when they can).
 
     A crash is never a kill: no report, a report from another run, a session cut short, a
-    test that "passed" without running its body, all make a run that proves nothing. A
-    `collect_only` run (the probe before a baseline) must collect without an error. With
+    test that "passed" without running its body, all make a run that proves nothing. With
     `load_errors` (red-first's reverted side) files that fail to load are facts, not a
     problem: the runner's exit then says so, whatever the tests that did load did.
     """
@@ -74,17 +81,10 @@ def run_problem(
                     "TMPDIR to a larger file system")
         return f"report {facts.report.value} (exit status {facts.exit_status}){_said(facts)}"
     loaded_only = load_errors and bool(facts.collection_errors)
-    if facts.collection_errors and not loaded_only:
-        return (
-            f"collection error in {', '.join(facts.collection_errors[:EXAMPLES])}{_said(facts)}"
-        )
-    completed = (
-        (RunExit.ALL_PASSED,) if collect_only else (RunExit.ALL_PASSED, RunExit.TESTS_FAILED)
-    )
-    if facts.exit not in completed:
+    if not loaded_only and (problem := collection_problem(facts)) is not None:
+        return problem
+    if facts.exit not in (RunExit.ALL_PASSED, RunExit.TESTS_FAILED):
         return f"{facts.runner} exit status {facts.exit_status}{_said(facts)}"
-    if collect_only:
-        return None
     if not facts.outcomes and not loaded_only:
         return "ran 0 tests: an empty run proves nothing"
     bodiless = [o.nodeid for o in facts.outcomes if o.outcome is Outcome.NO_CALL]

@@ -44,9 +44,8 @@ class Progress:
         self.measuring, self.measuring_since = f"baseline {spec.id}", now
 
     def baseline_run(self, spec: Spec, number: int, runs: int, now: float) -> None:
-        """Run `number` of `runs` of `spec`'s baseline starts (0: its collect-only probe)."""
-        what = "collecting the tests" if number == 0 else f"run {number} of {runs}"
-        self.measuring, self.measuring_since = f"baseline {spec.id} ({what})", now
+        """Run `number` of `runs` of `spec`'s baseline starts."""
+        self.measuring, self.measuring_since = f"baseline {spec.id} (run {number} of {runs})", now
 
     def baseline(self, spec: Spec, seconds: float, now: float) -> None:
         self.measuring = ""

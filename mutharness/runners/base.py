@@ -159,13 +159,12 @@ class RunFacts:
 
 @dataclass(frozen=True)
 class RunRequest:
-    """One run of a spec's tests: where, with what limit, and whether it only collects."""
+    """One run of a spec's tests: where, with what limit, and how it runs them."""
 
     tests: tuple[str, ...]
     cwd: Path  # the workspace checkout
     scratch: Path  # an empty directory outside `cwd`, for this run only
     timeout_s: float
-    collect_only: bool = False
     keep_going: bool = False  # run the files that load when another fails to (red-first)
     first_failure: bool = False  # stop at the first failing test (--first-failure)
     mutant: bool = False  # a mutant's run: only its tests' outcomes decide, not their reports
@@ -200,11 +199,6 @@ class Runner(Protocol):
 
     @property
     def name(self) -> str: ...
-
-    @property
-    def collects(self) -> bool:
-        """Whether the runner can collect without running (the probe before the baseline)."""
-        ...
 
     def stops_at_first_failure(self, baseline: RunFacts) -> bool:
         """Whether a run of the tests `baseline` measured can stop at its first failing test

@@ -285,7 +285,7 @@ ROWS: tuple[Row, ...] = (
         "moved to the workspace in every process", "exit 0; all CAUGHT",
         H + "test_editable_installs.py::test_a_pythonpath_variable_into_the_repository_is_moved_to_the_workspace"),
     Row("the mutant runs", "a .pth file that imports the package while Python starts (before any hook)",
-        "refused before the baseline, naming the module, the file and the .pth cause (exit 3)", "as expected",
+        "refused after the first baseline run, before any mutant, naming the module, the file and the .pth cause (exit 3)", "as expected",
         H + "test_editable_installs.py::test_a_pth_file_that_imports_the_package_at_start_up_is_refused_naming_it"),
     Row("the mutant runs", "a non-editable install (what tox does by default) with no pythonpath",
         "refused before any mutant, naming module, copy and fixes (exit 3); never SURVIVED", "no mutation ran",

@@ -178,10 +178,10 @@ def test_import_time_mutations_get_the_same_verdicts_forked_as_in_fresh_processe
     assert forked.code == 0, forked.out + forked.err
     assert _without_settings(forked_results) == _without_settings(fresh_results)
     assert "note:" not in forked.err
-    assert fresh_runs == ["fresh"] * 9  # the collect probe, the baseline, seven mutants
-    # the probe and the baseline in fresh processes, the baseline again forked (the proof),
-    # then every mutant forked
-    assert forked_runs == ["fresh", "fresh", "forked"] + ["forked"] * 7
+    assert fresh_runs == ["fresh"] * 8  # the baseline, seven mutants
+    # the baseline in a fresh process, the baseline again forked (the proof), then every
+    # mutant forked
+    assert forked_runs == ["fresh", "forked"] + ["forked"] * 7
     assert git(project.root, "status", "--porcelain") == ""
 
 

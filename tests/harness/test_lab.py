@@ -7,6 +7,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from conftest import TEST_CALC, Completed, Project, default_spec
 from inproc import in_process
@@ -25,7 +26,7 @@ def test_slow_in_the_second_run():
     counter = pathlib.Path(os.environ["RUN_COUNTER"])
     count = int(counter.read_text()) if counter.exists() else 0
     counter.write_text(str(count + 1))
-    if count == 1:  # the collect probe imports this file without running the test
+    if count == 1:  # the second baseline run
         time.sleep(3600)
 '''
 
@@ -82,6 +83,32 @@ def test_a_baseline_run_that_times_out_among_several_is_named_as_a_timeout_not_f
     assert f"baseline run 2 of 2: timed out after {limit} s" in done.err
     assert "unstable" not in done.err
     assert "failing:" not in done.err  # a run cut short lists no tests as failing
+
+
+SESSIONS = '''\
+import os
+
+
+def pytest_sessionstart(session):
+    with open(os.environ["SESSIONS_LOG"], "a", encoding="utf-8") as log:
+        log.write(("collect only" if session.config.option.collectonly else "run") + "\\n")
+'''
+
+
+def test_a_verify_starts_the_tests_once_per_baseline_run_and_once_per_mutant(
+    make_project: MakeProject, verify_here: Callable[..., Any], tmp_path: Path
+) -> None:
+    project = make_project()
+    project.write("tests/conftest.py", SESSIONS)
+    project.commit("every pytest session logged")
+    log = tmp_path / "sessions.log"
+
+    _, recorder = verify_here(project, environ={**os.environ, "SESSIONS_LOG": str(log)},
+                              baseline_runs=2)
+
+    assert [outcome.verdict.value for outcome in recorder.results] == ["CAUGHT", "SURVIVED"]
+    # two baseline runs and two mutants; the tests' collection is checked by the first run
+    assert log.read_text("utf-8").splitlines() == ["run"] * 4
 
 
 def test_results_read_back_with_from_json_give_the_same_document(

@@ -141,14 +141,14 @@ def test_during_a_baseline_the_status_line_says_which_run_and_for_how_long() -> 
     progress = Progress(started=0.0)
     progress.plan({"calc": 2})
 
-    progress.baseline_run(calc, 0, 3, now=1.0)
-    collecting = progress.line(2.0, 200)
-    progress.baseline_run(calc, 1, 3, now=3.0)
-    first = progress.line(7.0, 200)
+    progress.baseline_run(calc, 1, 3, now=1.0)
+    first = progress.line(2.0, 200)
+    progress.baseline_run(calc, 2, 3, now=3.0)
+    second = progress.line(7.0, 200)
     progress.baseline(calc, 4.0, now=8.0)
 
-    assert collecting.endswith(" · baseline calc (collecting the tests) 0:01")
-    assert first.endswith(" · baseline calc (run 1 of 3) 0:04")
+    assert first.endswith(" · baseline calc (run 1 of 3) 0:01")
+    assert second.endswith(" · baseline calc (run 2 of 3) 0:04")
     assert "baseline" not in progress.line(9.0, 200)  # measured: nothing runs until a mutant
 
 

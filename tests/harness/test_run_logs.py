@@ -37,10 +37,8 @@ def test_each_scenario_of_a_run_leaves_its_log_in_the_run_directory(
 
     assert done.code == 0, done.out + done.err
     logs = logs_of(project)
-    assert sorted(logs) == ["baseline-1.log", "baseline-2.log", "collect.log",
-                            "mutant-1.log", "mutant-2.log"]
+    assert sorted(logs) == ["baseline-1.log", "baseline-2.log", "mutant-1.log", "mutant-2.log"]
     assert "4 passed" in logs["baseline-1.log"] and "4 passed" in logs["baseline-2.log"]
-    assert "4 tests collected" in logs["collect.log"]
     assert "1 failed, 3 passed" in logs["mutant-1.log"]  # the CAUGHT mutant keeps its output
     assert "4 passed" in logs["mutant-2.log"]
     assert done.out.splitlines()[-1] == "logs: .mutharness/runs/calc/"
@@ -106,8 +104,7 @@ def test_j2_workers_add_every_log_of_the_run_and_none_of_the_old_ones(
 
     assert done.code == 0, done.out + done.err
     logs = logs_of(project)
-    assert {"collect.log", "baseline-1.log", "mutant-1.log", "mutant-2.log",
-            "mutant-3.log"} == set(logs)
+    assert {"baseline-1.log", "mutant-1.log", "mutant-2.log", "mutant-3.log"} == set(logs)
     assert all("1 failed, 3 passed" in logs[f"mutant-{n}.log"] for n in (1, 2, 3))
 
 
@@ -121,8 +118,8 @@ def test_a_shard_replaces_only_the_logs_of_what_it_runs(
                "../shard-2.json", env=utf8_env())
 
     assert done.code == 0, done.out + done.err
-    assert set(logs_of(project)) == {"collect.log", "baseline-1.log", "mutant-1.log",
-                                     "mutant-2.log", "mutant-3.log"}
+    assert set(logs_of(project)) == {"baseline-1.log", "mutant-1.log", "mutant-2.log",
+                                     "mutant-3.log"}
 
 
 def test_a_symlinked_spec_log_directory_is_replaced_never_written_through(

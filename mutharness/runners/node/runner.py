@@ -132,11 +132,6 @@ class NodeRunner:
         self.node = node
         self.version = ""
 
-    @property
-    def collects(self) -> bool:
-        """node has no collect-only mode: the baseline itself shows a file that fails to load."""
-        return False
-
     def stops_at_first_failure(self, baseline: RunFacts) -> bool:
         """node 20 has no option that stops at a failing test: every run keeps full counts."""
         return False

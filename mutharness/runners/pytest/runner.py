@@ -332,11 +332,6 @@ class PytestRunner:
                 return None
         return self.server
 
-    @property
-    def collects(self) -> bool:
-        """pytest collects without running (the probe before every baseline)."""
-        return True
-
     def stops_at_first_failure(self, baseline: RunFacts) -> bool:
         """`--maxfail=1`, but not under pytest-xdist: its workers stop a session at --maxfail
         as an interrupted one (exit 2), which proves nothing."""
@@ -344,8 +339,8 @@ class PytestRunner:
         return not (isinstance(extension, PytestFacts) and extension.distributed)
 
     def argv(
-        self, tests: Sequence[str], cwd: Path, report: Path, collect_only: bool = False,
-        keep_going: bool = False, first_failure: bool = False, mutant: bool = False,
+        self, tests: Sequence[str], cwd: Path, report: Path, keep_going: bool = False,
+        first_failure: bool = False, mutant: bool = False,
     ) -> list[str]:
         """The fixed command line; spec text only ever appears as test paths after the options.
 
@@ -365,7 +360,6 @@ class PytestRunner:
             "--confcutdir", str(cwd),
             # overrides a project's -x/--maxfail: every run runs every test (but --first-failure)
             "--maxfail=1" if first_failure else "--maxfail=0",
-            *(["--collect-only"] if collect_only else []),
             *(["--continue-on-collection-errors"] if keep_going else []),
             "--json-report", f"--json-report-file={report}",
             "--json-report-omit", "log", "traceback", "streams", "warnings", "keywords",
@@ -413,7 +407,7 @@ class PytestRunner:
         """Run the request's tests in its `cwd`; its `scratch` holds this run's files: in a
         forked child once `prove` has shown the warm runner gives these tests' facts."""
         server = self.server if request.tests in self.proven else None
-        if server is None or request.collect_only or request.keep_going:
+        if server is None or request.keep_going:
             return self._run(request, request.scratch, None)
         try:
             return self._run(request, request.scratch, server)
@@ -452,8 +446,8 @@ class PytestRunner:
         bytecode.forget(self.pycache, cwd)  # the workspace's bytecode is never reused: never stale
         env = self.environment(cwd, scratch, boot)
         started_wall = time.time()
-        argv = self.argv(request.tests, cwd, report, request.collect_only, request.keep_going,
-                         request.first_failure, request.mutant)
+        argv = self.argv(request.tests, cwd, report, request.keep_going, request.first_failure,
+                         request.mutant)
         if server is not None:
             result = server.run(argv[3:], cwd=cwd, env=env, log_path=scratch / "pytest.log",
                                 timeout_s=request.timeout_s)
