@@ -14,7 +14,7 @@ import pytest
 
 from mutharness.repo.files import copy_file
 from mutharness.runners.node import events as node_events
-from mutharness.runners.node.events import NodeEvents, NodeTest, read_events
+from mutharness.runners.node.events import NodeEvents, read_events
 
 NODE = shutil.which("node")  # from PATH: PATH=<node 24 bin>:$PATH switches the version
 REPORTER = Path(node_events.__file__).with_name("_reporter.mjs")
@@ -463,12 +463,6 @@ def test_what_a_spawned_child_process_prints_is_not_counted(project: Project) ->
     assert events.diagnostics["pass"] == 1
 
 
-def test_a_missing_events_file_is_reported_as_missing(tmp_path: Path) -> None:
-    events = read_events(tmp_path / "nothing.jsonl", tmp_path)
-    assert events.state == "missing"
-    assert events.tests == ()
-
-
 def test_node_test_context_in_the_environment_makes_node_run_nothing_and_write_no_events(
     project: Project,
 ) -> None:
@@ -642,44 +636,3 @@ def test_the_fixture_project_reports_what_its_hand_measured_truth_says(tmp_path:
             assert bool(mutated.file_failures) == measured["file_failure"]
             caught = mutation.get("expectCaught") is not False
             assert caught == bool(measured["failing"] or measured["file_failure"])
-
-
-def test_records_become_tests_without_node_when_written_by_hand(tmp_path: Path) -> None:
-    """The reader itself, on records shaped like node 20's (suites last, absolute file names)."""
-    cwd = tmp_path / "proj"
-    file = str(cwd / "test" / "x.test.js")
-
-    def result(type_: str, name: str, nesting: int, **extra: object) -> dict[str, object]:
-        record: dict[str, object] = {
-            "type": type_,
-            "name": name,
-            "nesting": nesting,
-            "file": file,
-            "line": 1,
-            "column": 1,
-            "kind": None,
-            "duration_ms": 1500.0,
-            "skip": False,
-            "todo": False,
-            "failureType": None,
-            "error": None,
-            "cause": None,
-        }
-        record.update(extra)
-        return record
-
-    records = [
-        {"type": "start", "node": "v20.20.2", "pid": 1, "cwd": str(cwd)},
-        result("pass", "leaf", 1),
-        result("pass", "suite", 0, kind="suite"),
-        result("fail", file, 0, failureType="testCodeFailure", error="test failed"),
-        {"type": "diagnostic", "message": "tests 2", "nesting": 0, "file": None},
-        {"type": "diagnostic", "message": "duration_ms 3.5", "nesting": 0, "file": None},
-        {"type": "end"},
-    ]
-    path = tmp_path / "events.jsonl"
-    path.write_text("".join(json.dumps(record) + "\n" for record in records))
-    events = read_events(path, cwd)
-    assert events.tests == (NodeTest("test/x.test.js > suite > leaf", "passed", 1.5, ""),)
-    assert events.file_failures == ("test/x.test.js",)
-    assert events.diagnostics == {"tests": 2}

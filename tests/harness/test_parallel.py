@@ -10,12 +10,14 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from conftest import BOUNDS, Completed, Project, default_spec, git
 
-from mutharness.model.results import from_json, to_json
+from mutharness.lab.schedule import previous_timings
+from mutharness.model.results import from_json, read_results, to_json
 from mutharness.repo.workspace import MARKER
 from mutharness.sweep import pid_alive
 
@@ -75,6 +77,15 @@ def test_j2_shows_the_console_results_and_evidence_of_j1(project: Project, cli: 
     workspaces = {line.split()[1] for line in (here / "two.log").read_text().splitlines()}
     assert len(workspaces) == 2  # two workers, each in its own workspace
     assert git(project.root, "status", "--porcelain") == ""
+    # the next -j run's estimates: this run's timings, for the specs whose bytes are the same
+    run = read_results(here / "one.json")
+    bounds, calc = (part.spec for part in run.specs)
+    timings = previous_timings(here / "one.json", [bounds, replace(calc, digest="0" * 64)])
+    assert list(timings) == ["bounds"]
+    assert run.specs[0].baseline is not None
+    assert timings["bounds"].baseline_s == run.specs[0].baseline.duration_s > 0
+    assert timings["bounds"].mutations_s == {
+        m.mutation.index: m.facts.duration_s for m in run.specs[0].mutations}
 
 
 def test_a_shard_run_with_j2_is_that_shard_run_with_j1_and_merges_with_the_others(

@@ -6,17 +6,14 @@ import json
 import signal
 import subprocess
 import sys
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
-from conftest import BOUNDS, Completed, Project
 
 from mutharness.lab.schedule import Item, Schedule, Timings, previous_timings
 from mutharness.model.results import read_results
-
-Cli = Callable[..., Completed]
 
 
 def test_the_spec_with_the_most_estimated_work_is_started_first() -> None:
@@ -94,28 +91,36 @@ def test_timings_measured_in_the_run_replace_the_estimates() -> None:
 
 
 def test_the_previous_results_give_timings_only_for_specs_with_the_same_bytes(
-    make_project: Callable[..., Project], cli: Cli
+    tmp_path: Path
 ) -> None:
-    project = make_project()
-    project.spec("bounds", BOUNDS)
-    project.commit("two specs")
-    results = project.root.parent / "run.json"
-    done = cli(project.root, "verify", "specs", "--json", str(results))
-    assert done.code == 0, done.out + done.err
-    run = read_results(results)
-    bounds, calc = (part.spec for part in run.specs)
+    # two real runs' results, as this repository's evidence records them, timed by hand
+    document = {**_recorded("wire-encoding"), "specs": [
+        *_recorded("wire-encoding")["specs"], *_recorded("tool-availability")["specs"]]}
+    for number, part in enumerate(document["specs"], 1):
+        part["baseline"]["duration_s"] = 10.0 * number
+        for mutation in part["mutations"]:
+            mutation["facts"]["duration_s"] = number + mutation["index"] / 10
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps(document), "utf-8")
+    wire, tools = (part.spec for part in read_results(results).specs)
 
-    timings = previous_timings(results, [bounds, replace(calc, digest="0" * 64)])
+    timings = previous_timings(results, [wire, replace(tools, digest="0" * 64)])
 
-    assert list(timings) == ["bounds"]
-    measured = run.specs[0]
-    assert measured.baseline is not None
-    assert timings["bounds"].baseline_s == measured.baseline.duration_s
-    assert timings["bounds"].mutations_s == {
-        m.mutation.index: m.facts.duration_s for m in measured.mutations}
-    assert previous_timings(project.root / "absent.json", [bounds]) == {}
-    (project.root.parent / "torn.json").write_text(json.dumps({"schema": 1})[:5], "utf-8")
-    assert previous_timings(project.root.parent / "torn.json", [bounds]) == {}
+    assert list(timings) == ["wire-encoding"]
+    assert timings["wire-encoding"].baseline_s == 10.0
+    assert timings["wire-encoding"].mutations_s == {
+        index: 1 + index / 10 for index in range(len(document["specs"][0]["mutations"]))}
+    assert list(previous_timings(results, [wire, tools])) == ["wire-encoding", "tool-availability"]
+    assert previous_timings(tmp_path / "absent.json", [wire]) == {}
+    (tmp_path / "torn.json").write_text(json.dumps({"schema": 1})[:5], "utf-8")
+    assert previous_timings(tmp_path / "torn.json", [wire]) == {}
+
+
+def _recorded(spec_id: str) -> dict[str, Any]:
+    """The results of a real run of the bundled spec `spec_id`: its committed evidence facts."""
+    path = Path(__file__).resolve().parents[2] / "evidence" / f"{spec_id}.json"
+    document: dict[str, Any] = json.loads(path.read_text("utf-8"))
+    return document
 
 
 def test_a_feed_hands_over_whole_lines_only_and_ends(tmp_path: Path) -> None:
