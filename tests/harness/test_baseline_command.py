@@ -193,18 +193,20 @@ def since(since_recording: Path, tmp_path: Path, git_home: Path) -> tuple[Projec
     return project, git(project.root, "rev-parse", "HEAD").strip()
 
 
-@pytest.mark.parametrize(("change", "selected"), [
-    ("src/other.py", ["other"]),
-    ("tests/test_calc.py", ["calc"]),
-    ("specs/other.json", ["other"]),
-    ("tests/conftest.py", ["calc", "other"]),
-    ("pyproject.toml", ["calc", "other"]),
-    ("tests/helpers.py", ["calc", "other"]),
-    ("README.md", []),
+@pytest.mark.parametrize(("change", "selected", "real"), [
+    ("src/other.py", ["other"], True),
+    ("tests/test_calc.py", ["calc"], False),
+    ("specs/other.json", ["other"], False),
+    ("tests/conftest.py", ["calc", "other"], True),
+    ("pyproject.toml", ["calc", "other"], False),
+    ("tests/helpers.py", ["calc", "other"], False),
+    ("README.md", [], True),
 ], ids=["target", "test-file", "spec", "conftest", "config", "helper", "unrelated"])
 def test_since_selects_exactly_the_affected_specs(
-    since: tuple[Project, str], cli: Cli, change: str, selected: list[str]
+    since: tuple[Project, str], cli: Cli, change: str, selected: list[str], real: bool
 ) -> None:
+    """`check`, `baseline` and `verify` select through one function (`since_selection`):
+    `check` shows it for every kind of change, the real runs for one spec, both and none."""
     project, base = since
     path = project.root / change
     text = path.read_text(encoding="utf-8") if path.exists() else ""
@@ -217,10 +219,20 @@ def test_since_selects_exactly_the_affected_specs(
     project.commit(f"touch {change}")
 
     checked = in_process(project.root, "check", "--since", base)
+
+    assert checked.code == 0, checked.out + checked.err
+    described = next(line for line in checked.out.splitlines() if line.startswith("--since"))
+    shown = (["calc", "other"] if described.endswith(": every spec") else sorted(
+        part.split()[0] for part in described.partition(" affected spec(s): ")[2].split("; ")
+        if part))
+    assert shown == selected, described
+    assert checked.out.splitlines()[-1].startswith(
+        f"{len(selected)} spec(s)" if selected else "--since"), checked.out
+    if not real:
+        return
     measured = cli(project.root, "baseline", "--since", base)
     verified = cli(project.root, "verify", "--since", base)
-
-    for done in (checked, measured, verified):
+    for done in (measured, verified):
         assert done.code == 0, done.out + done.err
     assert sorted(line.split()[1].removeprefix("specs/").removesuffix(".json:")
                   for line in pin_lines(measured.out)) == selected
@@ -228,7 +240,6 @@ def test_since_selects_exactly_the_affected_specs(
     if selected:
         results = json.loads(results_file.read_text("utf-8"))
         assert sorted(spec["id"] for spec in results["specs"]) == selected
-        assert checked.out.splitlines()[-1].startswith(f"{len(selected)} spec(s)")
     else:
         for done in (checked, measured, verified):
             assert "no spec is affected: no measurement is claimed" in done.out
