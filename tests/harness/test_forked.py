@@ -217,7 +217,7 @@ def test_a_run_whose_tests_see_the_fork_falls_back_and_says_why(
     assert FELL_BACK in forked.err
     assert "test_main_is_pytests" in forked.err
     assert forked.err.count("note:") == 1
-    assert forked_runs == ["fresh", "fresh", "forked"] + ["fresh"] * 7
+    assert forked_runs == ["fresh", "forked"] + ["fresh"] * 7
     assert fresh_results["notes"] == []
     [note] = forked_results["notes"]  # the results keep what the user was told
     assert FELL_BACK in note and f"mutharness: note: {note}" in forked.err
@@ -268,7 +268,7 @@ def test_a_workspace_module_that_would_shadow_one_the_server_holds_means_no_serv
 
     assert forked.code == 0, forked.out + forked.err
     assert "would shadow pprint" in forked.err
-    assert forked_runs == ["fresh"] * 9
+    assert forked_runs == ["fresh"] * 8
 
 
 def test_a_shadowing_note_made_by_two_workers_is_told_once(project: Project, cli: Cli) -> None:
@@ -305,7 +305,7 @@ def test_a_directory_without_init_named_as_a_module_the_server_holds_shadows_not
     assert forked.code == 0, forked.out + forked.err
     assert _without_settings(forked_results) == _without_settings(fresh_results)
     assert "note:" not in forked.err, forked.err
-    assert forked_runs == ["fresh", "fresh", "forked"] + ["forked"] * 7
+    assert forked_runs == ["fresh", "forked"] + ["forked"] * 7
 
 
 ORDER_CONFTEST = '''\
@@ -384,7 +384,7 @@ def test_a_server_that_dies_leaves_the_verdicts_to_fresh_processes(
     assert forked.code == 0, forked.out + forked.err
     assert _without_settings(forked_results) == _without_settings(fresh_results)
     assert "the warm pytest server failed: the server exited" in forked.err
-    assert forked_runs == ["fresh", "fresh", "forked"] + ["fresh"] * 7
+    assert forked_runs == ["fresh", "forked"] + ["fresh"] * 7
 
 
 def test_the_runner_option_accepts_only_the_runners_there_are(project: Project) -> None:

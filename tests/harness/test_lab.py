@@ -73,7 +73,7 @@ def test_a_baseline_run_that_times_out_among_several_is_named_as_a_timeout_not_f
     project.commit("a test that hangs in the second baseline run")
     env = {**os.environ, "RUN_COUNTER": str(tmp_path / "counter")}
 
-    # The second baseline run waits out the whole limit; the collect probe and the first run
+    # The second baseline run waits out the whole limit; the first run
     # must end inside it on a loaded machine too (Windows starts processes far slower).
     limit = "90" if sys.platform == "win32" else "30"
     done = cli(project.root, "verify", "specs/calc.json", "--baseline-runs", "2",

@@ -360,4 +360,4 @@ def test_a_mutant_s_failures_are_reported_one_line_each_and_every_other_run_as_c
     assert done.code == 0, done.out + done.err
     *others, mutant = log.read_text("utf-8").split()
     assert mutant == "line"  # only the outcomes decide a verdict
-    assert others and set(others) == {"long"}  # collect, baseline (and the forked proof)
+    assert others and set(others) == {"long"}  # the baseline (and the forked proof)
