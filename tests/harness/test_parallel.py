@@ -50,9 +50,10 @@ def env_logging(project: Project, name: str) -> dict[str, str]:
 
 
 def console(out: str, name: str) -> list[str]:
-    """The console lines, durations and the output files' name (`name`) masked."""
-    return [re.sub(r"\(\d+\.\d\d s\)", "(T s)", line).replace(name, "OUT")
-            for line in out.splitlines()]
+    """The console lines, durations, the mutants' timeout (a multiple of the baseline's time
+    once that is long: a loaded machine's) and the output files' name (`name`) masked."""
+    return [re.sub(r"mutation timeout [\d.]+ s", "mutation timeout T s", re.sub(
+        r"\(\d+\.\d\d s\)", "(T s)", line)).replace(name, "OUT") for line in out.splitlines()]
 
 
 def timeless(path: Path) -> dict[str, object]:
@@ -248,9 +249,10 @@ def _slow_run(make_project: ProjectFactory, tmp_path: Path, copies: int = 1) -> 
         [sys.executable, "-m", "mutharness", "verify", "specs", "-j", "2"],
         cwd=project.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
-    # both workers are past their baseline and run mutants: waited for as long as it takes
-    # (the run itself fails the test if it ends first), never a guess at how long that is
-    while not (log.exists() and len(log.read_text().splitlines()) >= 5 and (
+    # both workers are past their baseline and run mutants (a line per pytest session: the
+    # two baselines and a mutant of each): waited for as long as it takes (the run itself
+    # fails the test if it ends first), never a guess at how long that is
+    while not (log.exists() and len(log.read_text().splitlines()) >= 4 and (
             sys.platform != "linux" or len(_workers(temp)) == 2)):
         if child.poll() is not None:
             out, err = child.communicate()
