@@ -387,6 +387,63 @@ def test_a_server_that_dies_leaves_the_verdicts_to_fresh_processes(
     assert forked_runs == ["fresh", "forked"] + ["fresh"] * 7
 
 
+WORKER = '''\
+import multiprocessing
+import threading
+
+METHOD = "fork"
+_stop = threading.Event()
+
+
+def start():
+    thread = threading.Thread(target=_stop.wait, daemon=True)
+    thread.start()
+    return thread
+
+
+def _square(value):
+    return value * value
+
+
+def square_in_child(value):
+    with multiprocessing.get_context(METHOD).Pool(1) as pool:
+        return pool.apply_async(_square, (value,)).get(timeout=60)
+'''
+
+SHUTDOWN = {
+    "tests": ["tests/test_worker.py"],
+    "expectBaselinePass": 2,
+    "mutations": [
+        _mutation("SURVIVOR (documented): the thread is no daemon, so the run never ends",
+                  "src/worker.py", "daemon=True", "daemon=False", caught=False),
+        _mutation("SURVIVOR (documented): the pool spawns its workers", "src/worker.py",
+                  'METHOD = "fork"', 'METHOD = "spawn"', caught=False),
+    ],
+}
+
+
+def test_a_forked_run_ends_as_a_fresh_interpreter_does_threads_joined_and_main_pytests(
+    make_project: ProjectFactory, cli: Cli
+) -> None:
+    """A fresh process never ends while a non-daemon thread runs (the first mutant is a
+    TIMEOUT there), and multiprocessing's spawn starts its workers from pytest's `__main__`
+    (the second survives): the forked runner's children end and spawn the same way."""
+    project = _src_layout(make_project, {"src/worker.py": WORKER, "tests/test_worker.py": (
+        "import worker\n\n\ndef test_the_thread_runs():\n    assert worker.start().is_alive()\n"
+        "\n\ndef test_a_pool_squares():\n    assert worker.square_in_child(3) == 9\n"
+    )}, SHUTDOWN)
+    # the spawned pool's run must end within its limit on a loaded machine too
+    limits = ("--timeout-floor", "10", "--timeout-factor", "1", "--timeout-constant", "8")
+
+    forked, forked_results, forked_runs = _verify(cli, project, "forked", *FORKED, *limits)
+
+    verdicts = [m["verdict"] for m in forked_results["specs"][0]["mutations"]]  # type: ignore[index]
+    assert verdicts == ["TIMEOUT", "SURVIVED"], forked.out + forked.err
+    assert "note:" not in forked.err, forked.err
+    # the baseline fresh, its proof forked, then both mutants forked: no fall-back
+    assert forked_runs == ["fresh", "forked", "forked", "forked"]
+
+
 def test_the_runner_option_accepts_only_the_runners_there_are(project: Project) -> None:
     done = in_process(project.root, "verify", "specs/imports.json", "--pytest-runner", "spawn")
     project.write("mutharness.toml", 'pytest-runner = "spawn"\n')
