@@ -193,21 +193,19 @@ def since(since_recording: Path, tmp_path: Path, git_home: Path) -> tuple[Projec
     return project, git(project.root, "rev-parse", "HEAD").strip()
 
 
-@pytest.mark.parametrize(("change", "selected", "real"), [
-    ("src/other.py", ["other"], True),
-    ("tests/test_calc.py", ["calc"], False),
-    ("specs/other.json", ["other"], False),
-    ("tests/conftest.py", ["calc", "other"], True),
-    ("pyproject.toml", ["calc", "other"], False),
-    ("tests/helpers.py", ["calc", "other"], False),
-    ("README.md", [], True),
-], ids=["target", "test-file", "spec", "conftest", "config", "helper", "unrelated"])
-def test_since_selects_exactly_the_affected_specs(
-    since: tuple[Project, str], cli: Cli, change: str, selected: list[str], real: bool
-) -> None:
-    """`check`, `baseline` and `verify` select through one function (`since_selection`):
-    `check` shows it for every kind of change, the real runs for one spec, both and none."""
-    project, base = since
+CHANGES = {  # a change to this path -> the specs it affects
+    "target": ("src/other.py", ["other"]),
+    "test-file": ("tests/test_calc.py", ["calc"]),
+    "spec": ("specs/other.json", ["other"]),
+    "conftest": ("tests/conftest.py", ["calc", "other"]),
+    "config": ("pyproject.toml", ["calc", "other"]),
+    "helper": ("tests/helpers.py", ["calc", "other"]),
+    "unrelated": ("README.md", []),
+}
+
+
+def _touched(project: Project, change: str) -> None:
+    """`change` edited (a JSON spec gets a note) and committed."""
     path = project.root / change
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     if change.endswith(".json"):
@@ -217,6 +215,15 @@ def test_since_selects_exactly_the_affected_specs(
     else:
         project.write(change, text + "\n# touched\n")
     project.commit(f"touch {change}")
+
+
+@pytest.mark.parametrize("kind", list(CHANGES))
+def test_since_selects_exactly_the_affected_specs(since: tuple[Project, str], kind: str) -> None:
+    """What `check --since` selects; `baseline` and `verify` select through the same function
+    (`commands.prepare.since_selection`: the test below runs them)."""
+    project, base = since
+    change, selected = CHANGES[kind]
+    _touched(project, change)
 
     checked = in_process(project.root, "check", "--since", base)
 
@@ -228,23 +235,30 @@ def test_since_selects_exactly_the_affected_specs(
     assert shown == selected, described
     assert checked.out.splitlines()[-1].startswith(
         f"{len(selected)} spec(s)" if selected else "--since"), checked.out
-    if not real:
-        return
+
+
+@pytest.mark.parametrize("kind", ["target", "conftest", "unrelated"])  # one spec, both, none
+def test_since_runs_exactly_the_affected_specs_in_baseline_and_verify(
+    since: tuple[Project, str], cli: Cli, kind: str
+) -> None:
+    project, base = since
+    change, selected = CHANGES[kind]
+    _touched(project, change)
+
     measured = cli(project.root, "baseline", "--since", base)
     verified = cli(project.root, "verify", "--since", base)
+
     for done in (measured, verified):
         assert done.code == 0, done.out + done.err
     assert sorted(line.split()[1].removeprefix("specs/").removesuffix(".json:")
                   for line in pin_lines(measured.out)) == selected
-    results_file = project.root / ".mutharness/results.json"
+    results = json.loads((project.root / ".mutharness/results.json").read_text("utf-8"))
     if selected:
-        results = json.loads(results_file.read_text("utf-8"))
         assert sorted(spec["id"] for spec in results["specs"]) == selected
     else:
-        for done in (checked, measured, verified):
+        for done in (measured, verified):
             assert "no spec is affected: no measurement is claimed" in done.out
-        results = json.loads(results_file.read_text("utf-8"))  # never an older run's
-        assert results["specs"] == [] and results["settings"]["since"] == base
+        assert results["specs"] == [] and results["settings"]["since"] == base  # never older
 
 
 def test_since_counts_uncommitted_and_untracked_changes(

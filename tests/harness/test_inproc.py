@@ -25,7 +25,7 @@ def _dirty(project: Project) -> None:
     project.write("NOTES.txt", "not committed\n")
 
 
-def _no_evidence(project: Project) -> None:
+def _as_made(project: Project) -> None:
     pass
 
 
@@ -41,18 +41,18 @@ def _same(done: Completed) -> Completed:
 
 # each row: what is done to a calc project first, the command, the exit code both give
 ROWS = [
-    pytest.param(_no_evidence, ("--version",), ExitCode.OK, id="version"),
-    pytest.param(_no_evidence, ("verify", "--no-such-option"), ExitCode.USAGE, id="usage"),
-    pytest.param(_no_evidence, ("check",), ExitCode.OK, id="check"),
+    pytest.param(_as_made, ("--version",), ExitCode.OK, id="version"),
+    pytest.param(_as_made, ("verify", "--no-such-option"), ExitCode.USAGE, id="usage"),
+    pytest.param(_as_made, ("check",), ExitCode.OK, id="check"),
     pytest.param(_drifted, ("check", "--suggest"), ExitCode.USAGE, id="check-drifted"),
-    pytest.param(_no_evidence, ("evidence-check",), ExitCode.USAGE, id="no-evidence"),
+    pytest.param(_as_made, ("evidence-check",), ExitCode.USAGE, id="no-evidence"),
     pytest.param(_dirty, ("verify", "specs/calc.json"), ExitCode.ENVIRONMENT, id="dirty-tree"),
     pytest.param(_config_refused, ("verify", "specs/calc.json"), ExitCode.USAGE,
                  id="config-refused"),
-    pytest.param(_no_evidence, ("render", "nosuch.json"), ExitCode.USAGE, id="render-missing"),
-    pytest.param(_no_evidence, ("redfirst", "specs/calc.json"), ExitCode.USAGE,
+    pytest.param(_as_made, ("render", "nosuch.json"), ExitCode.USAGE, id="render-missing"),
+    pytest.param(_as_made, ("redfirst", "specs/calc.json"), ExitCode.USAGE,
                  id="redfirst-without-its-required-base"),
-    pytest.param(_no_evidence, ("verify", "--shard", "x"), ExitCode.USAGE,
+    pytest.param(_as_made, ("verify", "--shard", "x"), ExitCode.USAGE,
                  id="verify-with-neither-specs-nor-a-valid-shard"),
 ]
 
@@ -87,7 +87,7 @@ def test_the_environment_and_directory_a_command_changes_are_put_back(
     assert Path.cwd() == where
 
 
-def test_an_exception_nothing_expected_exits_70_in_process_as_in_the_child(
+def test_an_exception_nothing_expected_exits_70_in_process(
     make_project: MakeProject, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """test_exit_codes plants the same bug in a real child (exit 70 as the system sees it)."""

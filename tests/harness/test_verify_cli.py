@@ -19,6 +19,7 @@ from conftest import Completed, Project, default_spec, git
 from inproc import in_process
 
 from mutharness.errors import ExitCode
+from mutharness.options import TIMEOUT_CONSTANT, TIMEOUT_FACTOR, TIMEOUT_FLOOR
 
 ProjectFactory = Callable[..., Project]
 Cli = Callable[..., Completed]
@@ -70,10 +71,14 @@ def test_a_run_where_every_mutation_behaves_prints_each_event_and_exits_0(
     assert re.fullmatch(r"HEAD ([0-9a-f]{7,40}) +clean", lines[0]), lines[0]
     assert head.startswith(lines[0].split()[1])
     assert "baseline: tests/test_calc.py" in lines
-    measured = next(found for line in lines if (found := re.fullmatch(
-        r"baseline 4 pass / 0 fail \((\d+\.\d\d) s\); mutation timeout ([\d.]+) s", line)))
-    baseline_s, timeout_s = map(float, measured.groups())  # the floor, or 3 x a slow baseline
-    assert abs(timeout_s - max(20.0, 3 * baseline_s + 10)) < 0.1, measured.group(0)
+    measured = next((found for line in lines if (found := re.fullmatch(
+        r"baseline 4 pass / 0 fail \((\d+\.\d\d) s\); mutation timeout ([\d.]+) s", line))),
+        None)
+    assert measured is not None, lines
+    baseline_s, timeout_s = map(float, measured.groups())  # the floor, or a slow baseline's
+    expected = max(TIMEOUT_FLOOR.default,
+                   TIMEOUT_FACTOR.default * baseline_s + TIMEOUT_CONSTANT.default)
+    assert abs(timeout_s - expected) < 0.1, measured.group(0)
     caught = lines.index(next(line for line in lines if "the low bound is ignored" in line))
     assert lines[caught] == (
         "  CAUGHT   #1 src/calc.py:5  the low bound is ignored  (1 of 4 tests failed)")
