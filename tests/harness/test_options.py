@@ -287,9 +287,9 @@ def test_a_flag_the_config_turns_on_is_turned_off_by_its_no_flag_and_the_rederiv
 
 @pytest.mark.parametrize("command", sorted(TEST_COMMANDS))
 def test_every_flag_setting_has_its_no_flag_in_the_help_of_each_command_that_runs_tests(
-    command: str, cli: Cli, tmp_path: Path,
+    command: str, tmp_path: Path,
 ) -> None:
-    done = cli(tmp_path, command, "--help")
+    done = in_process(tmp_path, command, "--help")  # click's help: no child process needed
 
     for option in OPTIONS:
         if option.kind is Kind.FLAG:
@@ -313,10 +313,9 @@ def test_every_option_of_every_command_is_declared_once_with_the_commands_that_t
 @pytest.mark.parametrize("command", ["baseline", "check", "evidence-check", "merge", "redfirst",
                                      "render", "verify"])
 def test_help_lists_each_command_s_options_under_their_headings_in_order(
-    command: str, cli: Cli, tmp_path: Path,
+    command: str, tmp_path: Path,
 ) -> None:
-
-    done = cli(tmp_path, command, "--help")
+    done = in_process(tmp_path, command, "--help")
 
     sections = re.split(r"^(\S[^\n]*):$", done.out, flags=re.MULTILINE)
     titles = sections[1::2]
