@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from replay import Recording, recorded_verify
 from wheelhouse import FLOOR_TOOLS, TOOLS, download, holds_every_set
 
 CALC = '''\
@@ -208,6 +209,26 @@ def green_calc(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return recording(tmp_path_factory, "green-calc", _record_green_calc)
 
 
+def _calc_repo(spec: Mapping[str, Any] | None) -> Callable[[Path], Path]:
+    return lambda base: calc_project(base / "repo", spec).root
+
+
+@pytest.fixture(scope="session")
+def calc_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Recording]:
+    """Made once a session: the calc project (`repo/`, as committed) and the real runs of its
+    verify with two baseline runs, for `replay.replaying` (each test copies the project)."""
+    return recorded_verify(tmp_path_factory, "calc-runs", _calc_repo(None),
+                           "specs/calc.json", "--baseline-runs", "2")
+
+
+@pytest.fixture(scope="session")
+def bounds_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Recording]:
+    """Made once a session: the calc project with the BOUNDS spec (three caught mutations)
+    and the real runs of its verify, for `replay.replaying`."""
+    return recorded_verify(tmp_path_factory, "bounds-runs", _calc_repo(BOUNDS),
+                           "specs/calc.json")
+
+
 def edit_json(path: Path, change: Callable[[dict[str, Any]], None]) -> Path:
     """A test's edit of a JSON file it owns (a copied results file): `change` applied."""
     document = json.loads(path.read_text("utf-8"))
@@ -225,6 +246,13 @@ def copy_recording(recorded: Path, into: Path) -> None:
             shutil.copytree(entry, into / entry.name, symlinks=True, copy_function=copy_file)
         else:
             copy_file(entry, into / entry.name)
+
+
+def project_copy(recorded: Path, into: Path) -> Project:
+    """A test's own copy of a recorded project (`calc_runs`, `bounds_runs`)."""
+    into.mkdir(parents=True, exist_ok=True)
+    copy_recording(recorded, into)
+    return Project(into / "repo")
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -24,11 +24,12 @@ from conftest import (
     calc_project,
     copy_recording,
     default_spec,
+    project_copy,
     recording,
-    run_cli,
 )
 from inproc import in_process
 from markdown_it import MarkdownIt
+from replay import Recording, recorded_verify, replaying
 
 from mutharness.model.results import read_results
 from mutharness.reports.junit import junit_xml
@@ -51,14 +52,6 @@ MIXED = default_spec(mutations=[
 ])
 
 
-@pytest.fixture
-def project(make_project: ProjectFactory) -> Project:
-    made = make_project(spec=MIXED)
-    made.spec("bounds", BOUNDS)
-    made.commit("every kind of result")
-    return made
-
-
 def verify(project: Project, cli: Cli, *args: str, env: dict[str, str] | None = None
            ) -> Completed:
     here = project.root.parent
@@ -70,27 +63,50 @@ def verify(project: Project, cli: Cli, *args: str, env: dict[str, str] | None = 
     return done
 
 
-def _record(base: Path) -> None:
+def _project(base: Path) -> Project:
     made = calc_project(base / "repo", MIXED)
     made.spec("bounds", BOUNDS)
     made.commit("every kind of result")
-    done = verify(made, run_cli, "--report-stryker", str(base / "run.stryker.json"))
-    (base / "verify.out").write_text(done.out, "utf-8")  # a run outside GitHub Actions
+    return made
 
 
 @pytest.fixture(scope="session")
-def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Made once a session: `project` verified with every report but the HTML page beside
-    it (run.json, run.xml, run.md, run.stryker.json) and what it printed (verify.out), for the
-    tests that only read them."""
-    return recording(tmp_path_factory, "reports", _record)
+def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Recording]:
+    """Made once a session: `project` as committed, and the real runs of its verify."""
+    return recorded_verify(tmp_path_factory, "reports-runs", lambda base: _project(base).root,
+                           "specs", exit_code=4)  # the module that exits gives no verdict
 
 
 @pytest.fixture
-def verified(recorded: Path, tmp_path: Path, git_home: Path) -> Project:
-    """This test's own copy of the recorded project, its results and reports."""
+def project(runs: tuple[Path, Recording], tmp_path: Path, git_home: Path) -> Iterator[Project]:
+    """This test's own copy of the committed project, whose verify replays the real runs."""
+    with replaying(runs[1]):
+        yield project_copy(runs[0], tmp_path)
+
+
+@pytest.fixture(scope="session")
+def recorded(tmp_path_factory: pytest.TempPathFactory, runs: tuple[Path, Recording]) -> Path:
+    """Made once a session: `project` verified with every report but the HTML page beside
+    it (run.json, run.xml, run.md, run.stryker.json) and what it printed (verify.out), for the
+    tests that only read them."""
+
+    def record(base: Path) -> None:
+        made = project_copy(runs[0], base)
+        with replaying(runs[1]):
+            done = verify(made, in_process, "--report-stryker", str(base / "run.stryker.json"))
+        (base / "verify.out").write_text(done.out, "utf-8")  # a run outside GitHub Actions
+
+    return recording(tmp_path_factory, "reports", record)
+
+
+@pytest.fixture
+def verified(recorded: Path, runs: tuple[Path, Recording], tmp_path: Path,
+             git_home: Path) -> Iterator[Project]:
+    """This test's own copy of the recorded project, its results and reports (a verify
+    replays the real runs)."""
     copy_recording(recorded, tmp_path)
-    return Project(tmp_path / "repo")
+    with replaying(runs[1]):
+        yield Project(tmp_path / "repo")
 
 
 def test_junit_has_a_case_per_mutation_with_the_names_files_and_lines_ci_views_read(
@@ -162,14 +178,14 @@ def test_render_writes_the_reports_verify_wrote_and_no_evidence_unless_asked(
 
 
 def test_under_github_actions_a_run_annotates_and_appends_its_summary_to_the_step_s(
-    project: Project, cli: Cli, recorded: Path
+    project: Project, recorded: Path
 ) -> None:
     step = project.root.parent / "step.md"
     step.write_text("an earlier step's summary\n", "utf-8")
     env = {**os.environ, "GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(step)}
     env.pop("NO_COLOR", None)
 
-    done = verify(project, cli, env=env)
+    done = verify(project, in_process, env=env)
     quiet = (recorded / "verify.out").read_text("utf-8")  # the same run, no GITHUB_ACTIONS
 
     commands = [line for line in done.out.splitlines() if line.startswith("::")]
@@ -186,10 +202,10 @@ def test_under_github_actions_a_run_annotates_and_appends_its_summary_to_the_ste
     assert step.read_text("utf-8") == "an earlier step's summary\n" + summary
 
 
-def test_merge_writes_the_reports_of_the_whole_run(verified: Project, cli: Cli) -> None:
+def test_merge_writes_the_reports_of_the_whole_run(verified: Project) -> None:
     here = verified.root.parent
     for k in (1, 2):
-        done = cli(verified.root, "verify", "specs", "--shard", f"{k}/2", "--json",
+        done = in_process(verified.root, "verify", "specs", "--shard", f"{k}/2", "--json",
                    str(here / f"shard-{k}.json"))
         assert done.code in (0, 1, 4), done.out + done.err
 
@@ -339,10 +355,11 @@ def test_results_older_than_the_columns_give_no_mutation_report_and_say_so(
 
 
 def test_render_makes_the_reports_of_a_shard_and_refuses_only_its_evidence(
-    project: Project, cli: Cli
+    project: Project
 ) -> None:
     here = project.root.parent
-    done = cli(project.root, "verify", "specs", "--shard", "2/2", "--json", str(here / "s.json"))
+    done = in_process(project.root, "verify", "specs", "--shard", "2/2", "--json",
+                      str(here / "s.json"))
     assert done.code in (0, 1, 4), done.out + done.err
 
     reports = in_process(here, "render", "s.json", "--junit", "s.xml", "--summary", "s.md")
@@ -414,7 +431,7 @@ def _browser() -> str | None:
 
 
 def test_the_html_report_shows_every_mutant_with_its_status_in_a_real_browser(
-    project: Project, cli: Cli
+    project: Project
 ) -> None:
     browser = _browser()
     if browser is None:
@@ -422,7 +439,7 @@ def test_the_html_report_shows_every_mutant_with_its_status_in_a_real_browser(
             pytest.fail("no Chromium on PATH, and this run requires the browser tests")
         pytest.skip("no Chromium on PATH (Debian: apt-get install chromium)")
     here = project.root.parent
-    verify(project, cli, "--report-html", str(here / "run.html"))
+    verify(project, in_process, "--report-html", str(here / "run.html"))
     page = (here / "run.html").read_text("utf-8")
     assert "<script src" not in page  # one file: nothing is fetched
     probed = page.replace("<head>\n", "<head>\n" + PROBE_HEAD, 1).replace(

@@ -8,12 +8,15 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from conftest import BOUNDS, Completed, Project, default_spec
+from conftest import BOUNDS, Completed, Project, default_spec, project_copy
+from inproc import in_process
+from replay import Recording, replaying
 
 from mutharness.lab.logs import LOG_CAP, RunLogs, capped, spec_directory
 
 ProjectFactory = Callable[..., Project]
 Cli = Callable[..., Completed]
+Runs = tuple[Path, Recording]  # a recorded project and its real runs (conftest.calc_runs)
 
 RED = "\n\ndef test_red():\n    assert clamp(1, 0, 10) == 2\n"
 
@@ -45,16 +48,17 @@ def test_each_scenario_of_a_run_leaves_its_log_in_the_run_directory(
 
 
 def test_a_run_replaces_the_logs_its_spec_had_and_keeps_other_specs_logs(
-    make_project: ProjectFactory, cli: Cli
+    calc_runs: Runs, tmp_path: Path, git_home: Path
 ) -> None:
-    project = make_project()
+    project = project_copy(calc_runs[0], tmp_path)
     runs = project.root / ".mutharness" / "runs"
     (runs / "calc").mkdir(parents=True)
     (runs / "calc" / "mutant-9.log").write_text("an older run's\n", "utf-8")
     (runs / "other").mkdir()
     (runs / "other" / "baseline-1.log").write_text("another spec's\n", "utf-8")
 
-    done = cli(project.root, "verify", "specs/calc.json", env=utf8_env())
+    with replaying(calc_runs[1]):
+        done = in_process(project.root, "verify", "specs/calc.json")
 
     assert done.code == 0, done.out + done.err
     assert "mutant-9.log" not in logs_of(project)
@@ -109,13 +113,14 @@ def test_j2_workers_add_every_log_of_the_run_and_none_of_the_old_ones(
 
 
 def test_a_shard_replaces_only_the_logs_of_what_it_runs(
-    make_project: ProjectFactory, cli: Cli
+    bounds_runs: Runs, tmp_path: Path, git_home: Path
 ) -> None:
-    project = make_project(spec=BOUNDS)
-    assert cli(project.root, "verify", "specs/calc.json", env=utf8_env()).code == 0
+    project = project_copy(bounds_runs[0], tmp_path)
+    with replaying(bounds_runs[1]):
+        assert in_process(project.root, "verify", "specs/calc.json").code == 0
 
-    done = cli(project.root, "verify", "specs/calc.json", "--shard", "2/2", "--json",
-               "../shard-2.json", env=utf8_env())
+        done = in_process(project.root, "verify", "specs/calc.json", "--shard", "2/2",
+                          "--json", "../shard-2.json")
 
     assert done.code == 0, done.out + done.err
     assert set(logs_of(project)) == {"baseline-1.log", "mutant-1.log", "mutant-2.log",
@@ -123,9 +128,9 @@ def test_a_shard_replaces_only_the_logs_of_what_it_runs(
 
 
 def test_a_symlinked_spec_log_directory_is_replaced_never_written_through(
-    make_project: ProjectFactory, cli: Cli, tmp_path: Path
+    calc_runs: Runs, tmp_path: Path, git_home: Path
 ) -> None:
-    project = make_project()
+    project = project_copy(calc_runs[0], tmp_path / "copy")
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "keep.txt").write_text("mine\n", "utf-8")
@@ -133,7 +138,8 @@ def test_a_symlinked_spec_log_directory_is_replaced_never_written_through(
     runs.mkdir(parents=True)
     (runs / "calc").symlink_to(outside, target_is_directory=True)
 
-    done = cli(project.root, "verify", "specs/calc.json", env=utf8_env())
+    with replaying(calc_runs[1]):
+        done = in_process(project.root, "verify", "specs/calc.json")
 
     assert done.code == 0, done.out + done.err
     assert sorted(path.name for path in outside.iterdir()) == ["keep.txt"]
@@ -201,32 +207,34 @@ def test_a_worker_never_replaces_a_log_a_sibling_kept(tmp_path: Path) -> None:
 
 
 def test_a_second_run_keeps_the_first_complete_results_as_the_previous_ones(
-    make_project: ProjectFactory, cli: Cli
+    calc_runs: Runs, tmp_path: Path, git_home: Path
 ) -> None:
-    project = make_project()
+    project = project_copy(calc_runs[0], tmp_path)
     results = project.root / ".mutharness" / "results.json"
     previous = project.root / ".mutharness" / "results.previous.json"
-    assert cli(project.root, "verify", "specs/calc.json", env=utf8_env()).code == 0
-    first = results.read_bytes()
-    assert not previous.exists()
+    with replaying(calc_runs[1]):
+        assert in_process(project.root, "verify", "specs/calc.json").code == 0
+        first = results.read_bytes()
+        assert not previous.exists()
 
-    assert cli(project.root, "verify", "specs/calc.json", env=utf8_env()).code == 0
+        assert in_process(project.root, "verify", "specs/calc.json").code == 0
 
     assert previous.read_bytes() == first
 
 
 def test_refused_runs_never_replace_the_last_complete_results(
-    make_project: ProjectFactory, cli: Cli
+    calc_runs: Runs, tmp_path: Path, git_home: Path
 ) -> None:
-    project = make_project()
+    project = project_copy(calc_runs[0], tmp_path)
     results = project.root / ".mutharness" / "results.json"
     previous = project.root / ".mutharness" / "results.previous.json"
-    assert cli(project.root, "verify", "specs/calc.json", env=utf8_env()).code == 0
+    with replaying(calc_runs[1]):
+        assert in_process(project.root, "verify", "specs/calc.json").code == 0
     complete = results.read_bytes()
     project.write("src/calc.py", "# uncommitted\n")
 
     for _ in range(2):  # the second refusal must not rotate the first one's record
-        done = cli(project.root, "verify", "specs/calc.json", env=utf8_env())
+        done = in_process(project.root, "verify", "specs/calc.json")
         assert done.code == 5, done.out + done.err  # the dirty tree refused
 
     assert json.loads(results.read_text("utf-8"))["complete"] is False
