@@ -42,7 +42,7 @@ class Feed:
         """Each mutation given, as it is given, until the parent ends the feed; raises
         Interrupted (SIGTERM) when the parent is gone, as Linux's kernel would signal it."""
         offset = 0
-        checked = time.monotonic()
+        checked = time.monotonic() - LIVENESS_S  # the first wait looks at once
         while True:
             try:
                 with self.path.open("rb") as feed:

@@ -150,14 +150,18 @@ def test_a_feed_line_that_is_not_a_mutation_is_an_error_naming_it(tmp_path: Path
 
 
 def test_a_worker_waiting_on_its_feed_stops_as_if_terminated_when_its_parent_is_gone(
-    tmp_path: Path
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from mutharness.errors import Interrupted
-    from mutharness.lab.feed import Feed
+    from mutharness.lab import feed
 
+    def slept(seconds: float) -> None:
+        raise AssertionError("the worker waited before it looked at its parent")
+
+    monkeypatch.setattr(feed.time, "sleep", slept)  # it looks first, then every LIVENESS_S
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True)  # exited and reaped
-    waiting = Feed(tmp_path / "feed.jsonl", parent=int(gone.stdout))
+    waiting = feed.Feed(tmp_path / "feed.jsonl", parent=int(gone.stdout))
 
     with pytest.raises(Interrupted) as stopped:
         next(waiting.items())
