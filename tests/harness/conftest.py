@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from replay import Recording, recorded_verify
 from wheelhouse import FLOOR_TOOLS, TOOLS, download, holds_every_set
 
 CALC = '''\
@@ -214,17 +213,21 @@ def _calc_repo(spec: Mapping[str, Any] | None) -> Callable[[Path], Path]:
 
 
 @pytest.fixture(scope="session")
-def calc_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Recording]:
+def calc_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
     """Made once a session: the calc project (`repo/`, as committed) and the real runs of its
     verify with two baseline runs, for `replay.replaying` (each test copies the project)."""
+    from replay import recorded_verify  # not at import: the mutharness-* specs' runs load this
+
     return recorded_verify(tmp_path_factory, "calc-runs", _calc_repo(None),
                            "specs/calc.json", "--baseline-runs", "2")
 
 
 @pytest.fixture(scope="session")
-def bounds_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Recording]:
+def bounds_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
     """Made once a session: the calc project with the BOUNDS spec (three caught mutations)
     and the real runs of its verify, for `replay.replaying`."""
+    from replay import recorded_verify
+
     return recorded_verify(tmp_path_factory, "bounds-runs", _calc_repo(BOUNDS),
                            "specs/calc.json")
 

@@ -93,16 +93,16 @@ def test_each_pin_is_judged_and_the_exit_code_is_the_worst(
     assert before == {path.name: path.read_bytes() for path in (project.root / "specs").iterdir()}
 
 
-def test_drift_alone_exits_1(make_project: ProjectFactory, cli: Cli) -> None:
+def test_drift_alone_exits_1(make_project: ProjectFactory) -> None:
     project = make_project(spec=default_spec(expectBaselinePass=3))
 
-    done = cli(project.root, "baseline", "specs/calc.json")
+    done = in_process(project.root, "baseline", "specs/calc.json")
 
     assert done.code == 1, done.out + done.err
 
 
 def test_specs_with_the_same_tests_share_one_measurement(
-    make_project: ProjectFactory, cli: Cli, tmp_path: Path
+    make_project: ProjectFactory, tmp_path: Path
 ) -> None:
     runs = tmp_path / "runs.log"
     project = make_project(spec=default_spec(tests=["tests/test_count.py"], expectBaselinePass=1,
@@ -112,7 +112,7 @@ def test_specs_with_the_same_tests_share_one_measurement(
                                             mutations=[HIGH]))
     project.commit("two specs, one test set")
 
-    done = cli(project.root, "baseline", "--all")
+    done = in_process(project.root, "baseline", "--all")
 
     assert done.code == 0, done.out + done.err
     assert len(pin_lines(done.out)) == 2
@@ -120,7 +120,7 @@ def test_specs_with_the_same_tests_share_one_measurement(
 
 
 def test_repeat_reports_a_test_whose_outcome_differs_as_unstable(
-    make_project: ProjectFactory, cli: Cli, tmp_path: Path
+    make_project: ProjectFactory, tmp_path: Path
 ) -> None:
     runs = tmp_path / "runs.log"
     project = make_project(spec=default_spec(tests=["tests/test_flaky.py"], expectBaselinePass=1,
@@ -128,8 +128,8 @@ def test_repeat_reports_a_test_whose_outcome_differs_as_unstable(
     project.write("tests/test_flaky.py", FLAKY_TEST.format(runs=str(runs)))
     project.commit("a flaky test")
 
-    once = cli(project.root, "baseline", "specs/calc.json")
-    repeated = cli(project.root, "baseline", "specs/calc.json", "--repeat", "2")
+    once = in_process(project.root, "baseline", "specs/calc.json")
+    repeated = in_process(project.root, "baseline", "specs/calc.json", "--repeat", "2")
 
     assert once.code == 0, once.out + once.err
     assert repeated.code == 3, repeated.out + repeated.err
@@ -149,8 +149,8 @@ def test_baseline_needs_specs_all_or_since(make_project: ProjectFactory) -> None
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
-def test_baseline_measures_node_specs_as_node_counts_them(node_project: Path, cli: Cli) -> None:
-    done = cli(node_project, "baseline", "--all")
+def test_baseline_measures_node_specs_as_node_counts_them(node_project: Path) -> None:
+    done = in_process(node_project, "baseline", "--all")
 
     assert done.code == 0, done.out + done.err
     expected = sorted(
@@ -239,14 +239,14 @@ def test_since_selects_exactly_the_affected_specs(since: tuple[Project, str], ki
 
 @pytest.mark.parametrize("kind", ["target", "conftest", "unrelated"])  # one spec, both, none
 def test_since_runs_exactly_the_affected_specs_in_baseline_and_verify(
-    since: tuple[Project, str], cli: Cli, kind: str
+    since: tuple[Project, str], kind: str
 ) -> None:
     project, base = since
     change, selected = CHANGES[kind]
     _touched(project, change)
 
-    measured = cli(project.root, "baseline", "--since", base)
-    verified = cli(project.root, "verify", "--since", base)
+    measured = in_process(project.root, "baseline", "--since", base)
+    verified = in_process(project.root, "verify", "--since", base)
 
     for done in (measured, verified):
         assert done.code == 0, done.out + done.err
@@ -262,12 +262,12 @@ def test_since_runs_exactly_the_affected_specs_in_baseline_and_verify(
 
 
 def test_since_counts_uncommitted_and_untracked_changes(
-    since: tuple[Project, str], cli: Cli
+    since: tuple[Project, str]
 ) -> None:
     project, base = since
     project.write("src/other.py", "def double(x):\n    return 2 * x  # edited\n")
 
-    done = cli(project.root, "baseline", "--since", base, "--allow-dirty")
+    done = in_process(project.root, "baseline", "--since", base, "--allow-dirty")
     untracked = in_process(project.root, "check", "--since", base)
 
     assert done.code == 0, done.out + done.err
@@ -276,7 +276,7 @@ def test_since_counts_uncommitted_and_untracked_changes(
 
 
 def test_since_a_revision_this_clone_lacks_says_what_to_fetch(
-    since: tuple[Project, str], cli: Cli, tmp_path: Path
+    since: tuple[Project, str], tmp_path: Path
 ) -> None:
     project, base = since
     project.write("src/other.py", "def double(x):\n    return 2 * x  # the head\n")
@@ -284,9 +284,9 @@ def test_since_a_revision_this_clone_lacks_says_what_to_fetch(
     shallow = tmp_path / "shallow"
     git(tmp_path, "clone", "-q", "--depth=1", project.root.as_uri(), str(shallow))
 
-    done = cli(shallow, "verify", "--since", base)
+    done = in_process(shallow, "verify", "--since", base)
     git(shallow, "fetch", "-q", "--depth=1", "origin", base)
-    fetched = cli(shallow, "baseline", "--since", base)
+    fetched = in_process(shallow, "baseline", "--since", base)
 
     assert done.code == 5
     assert f"{base} is not a commit this clone holds (it is a shallow clone)" in done.err

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import Completed, Project
+from inproc import in_process
 
 from mutharness.runners.bytecode import mirror, prune, shared_pycache, user_cache_root
 
@@ -89,7 +90,7 @@ def test_a_cache_another_user_could_write_into_is_not_used(tmp_path: Path) -> No
 
 @pytest.mark.skipif(sys.platform != "linux", reason="XDG_CACHE_HOME places the cache on Linux")
 def test_a_cache_that_cannot_be_made_falls_back_to_the_workspace_s_own(
-    make_project: MakeProject, cli: Cli, tmp_path: Path
+    make_project: MakeProject, tmp_path: Path
 ) -> None:
     if os.geteuid() == 0:
         blocked = tmp_path / "file"  # root writes anywhere: a file where a directory must be
@@ -99,8 +100,8 @@ def test_a_cache_that_cannot_be_made_falls_back_to_the_workspace_s_own(
         blocked.mkdir(mode=0o500)
     project = make_project()
 
-    done = cli(project.root, "verify", "specs/calc.json",
-               env={**os.environ, "XDG_CACHE_HOME": str(blocked)})
+    done = in_process(project.root, "verify", "specs/calc.json",
+                      env={**os.environ, "XDG_CACHE_HOME": str(blocked)})
 
     assert done.code == 0, done.out + done.err
     assert shared_pycache({"XDG_CACHE_HOME": str(blocked)}) is None

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from conftest import Completed, Project, Venv, default_spec
+from inproc import in_process
 from liverun import LOW_BOUND, Sandbox, alive, mutations_of, no_strays
 
 ProjectFactory = Callable[..., Project]
@@ -77,11 +78,11 @@ UNCLAMPED = {"name": "the high bound is ignored (and its run tags the checkout)"
 
 
 def test_a_tag_a_run_leaves_in_the_checkout_is_drift_and_never_reaches_the_next_run(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     project = with_test(make_project, "test_tags.py", TAGGING_TEST, 6, [UNCLAMPED, SURVIVOR])
 
-    done = cli(project.root, "verify", "specs/calc.json")
+    done = in_process(project.root, "verify", "specs/calc.json")
 
     tagger, survivor = mutations_of(project.root)
     assert tagger["verdict"] == "UNTRUSTWORTHY"
@@ -110,11 +111,11 @@ def test_a_release_tag_is_made_checked_and_deleted_as_a_release_tool_s_tests_do(
 
 
 def test_a_run_that_makes_and_deletes_a_tag_leaves_the_same_refs_and_is_no_drift(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     project = with_test(make_project, "test_release.py", RELEASE_TEST, 5, [UNCLAMPED, SURVIVOR])
 
-    done = cli(project.root, "verify", "specs/calc.json")
+    done = in_process(project.root, "verify", "specs/calc.json")
 
     assert done.code == 0, done.out + done.err
     assert [m["verdict"] for m in mutations_of(project.root)] == ["CAUGHT", "SURVIVED"]
@@ -220,7 +221,7 @@ def test_the_session_asks_git_for_a_version():
 
 
 def test_a_test_that_only_refreshes_the_checkouts_index_causes_no_drift(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     project = with_test(make_project, "test_describe.py", DESCRIBE_TEST, 5, [
         LOW_BOUND,
@@ -230,7 +231,7 @@ def test_a_test_that_only_refreshes_the_checkouts_index_causes_no_drift(
         SURVIVOR,
     ])
 
-    done = cli(project.root, "verify", "specs/calc.json")
+    done = in_process(project.root, "verify", "specs/calc.json")
 
     assert done.code == 0, done.out + done.err
     assert [m["verdict"] for m in mutations_of(project.root)] == ["CAUGHT", "CAUGHT", "SURVIVED"]
@@ -253,15 +254,15 @@ def coverage_floor_project(make_project: ProjectFactory, addopts: str) -> Projec
 
 @pytest.mark.skipif(sys.platform == "win32", reason="builds POSIX venv layouts (bin/python)")
 def test_a_baseline_failed_by_the_project_s_coverage_floor_names_pytest_addopts_as_the_remedy(
-    make_project: ProjectFactory, make_venv: VenvFactory, tool_site: Path, cli: Cli
+    make_project: ProjectFactory, make_venv: VenvFactory, tool_site: Path
 ) -> None:
     project = coverage_floor_project(make_project, "--cov=calc --cov-fail-under=100")
     venv = make_venv("cov", tools=tool_site)
 
-    refused = cli(project.root, "verify", "specs/calc.json", "--python", str(venv.python))
+    refused = in_process(project.root, "verify", "specs/calc.json", "--python", str(venv.python))
     project.write("mutharness.toml", 'pytest-addopts = "--cov=calc"\n')
     project.commit("mutharness runs keep coverage, not its floor")
-    mended = cli(project.root, "verify", "specs/calc.json", "--python", str(venv.python))
+    mended = in_process(project.root, "verify", "specs/calc.json", "--python", str(venv.python))
 
     assert refused.code == 3, refused.out + refused.err
     assert "pytest-addopts" in refused.err
@@ -270,7 +271,7 @@ def test_a_baseline_failed_by_the_project_s_coverage_floor_names_pytest_addopts_
 
 @pytest.mark.skipif(sys.platform == "win32", reason="builds POSIX venv layouts (bin/python)")
 def test_pytest_drop_addopts_removes_the_coverage_floor_and_keeps_the_rest_of_the_addopts(
-    make_project: ProjectFactory, make_venv: VenvFactory, tool_site: Path, cli: Cli
+    make_project: ProjectFactory, make_venv: VenvFactory, tool_site: Path
 ) -> None:
     project = coverage_floor_project(make_project, f"--cov=calc --cov-fail-under 100 {KEPT}")
     project.spec("calc", default_spec(expectBaselinePass=KEPT_PASS))
@@ -278,7 +279,7 @@ def test_pytest_drop_addopts_removes_the_coverage_floor_and_keeps_the_rest_of_th
     project.commit("mutharness runs drop the coverage floor by name, value and all")
     venv = make_venv("cov", tools=tool_site)
 
-    done = cli(project.root, "verify", "specs/calc.json", "--python", str(venv.python))
+    done = in_process(project.root, "verify", "specs/calc.json", "--python", str(venv.python))
 
     assert done.code == 0, done.out + done.err
     assert "pytest-drop-addopts" not in done.err
@@ -291,7 +292,7 @@ def test_pytest_drop_addopts_removes_the_coverage_floor_and_keeps_the_rest_of_th
     ("--ignore tests", "--ignore"),
 ])
 def test_pytest_drop_addopts_drops_an_option_with_its_value_however_it_is_written(
-    make_project: ProjectFactory, cli: Cli, addopts: str, dropped: str
+    make_project: ProjectFactory, addopts: str, dropped: str
 ) -> None:
     project = make_project()
     project.write("pyproject.toml", '[tool.pytest.ini_options]\npythonpath = ["src"]\n'
@@ -300,19 +301,19 @@ def test_pytest_drop_addopts_drops_an_option_with_its_value_however_it_is_writte
     project.write("mutharness.toml", f'pytest-drop-addopts = ["{dropped}"]\n')
     project.commit(f"addopts {addopts}, dropped by mutharness")
 
-    done = cli(project.root, "verify", "specs/calc.json")
+    done = in_process(project.root, "verify", "specs/calc.json")
 
     assert done.code == 0, done.out + done.err
 
 
 def test_pytest_drop_addopts_naming_an_option_the_addopts_lack_is_refused_naming_it(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     project = make_project()
     project.write("mutharness.toml", 'pytest-drop-addopts = ["--cov-fail-under"]\n')
     project.commit("drops what the project's addopts do not carry")
 
-    done = cli(project.root, "verify", "specs/calc.json")
+    done = in_process(project.root, "verify", "specs/calc.json")
 
     assert done.code == 3, done.out + done.err
     assert "--cov-fail-under" in done.err

@@ -255,6 +255,34 @@ def test_the_digest_list_in_a_document_is_checked_by_sha256sum_for_any_file_name
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+def _configure(base: Path) -> None:
+    project = calc_project(base / "repo")
+    project.write(".gitignore", ".mutharness/\n")
+    project.write("conftest.py", "# the root conftest\n")
+    project.write("tests/conftest.py", "# the tests' conftest\n")
+    project.write("elsewhere/conftest.py", "# not on the way to the tests\n")
+    project.write("specs/platform-skips.json", '{"version": 1, "platforms": {}}\n')
+    project.commit("configuration")
+    done = run_cli(project.root, "verify", "specs", "--evidence", "evidence")
+    assert done.code == 0, done.out + done.err
+    project.commit("evidence")
+
+
+@pytest.fixture(scope="module")
+def configured(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A repository with every file that configures a run (and a conftest off the tests'
+    way), verified once with --evidence and the evidence committed."""
+    return recording(tmp_path_factory, "configured", _configure) / "repo"
+
+
+@pytest.fixture
+def configured_repo(configured: Path, tmp_path: Path, git_home: Path) -> Project:
+    """This test's own copy of the configured repository."""
+    root = tmp_path / "repo"
+    shutil.copytree(configured, root, symlinks=True, copy_function=copy_file)
+    return Project(root)
+
+
 @pytest.mark.parametrize(("edited", "stales"), [
     ("tests/conftest.py", "verdicts, baseline line"),
     ("conftest.py", "verdicts, baseline line"),
@@ -262,17 +290,9 @@ def test_the_digest_list_in_a_document_is_checked_by_sha256sum_for_any_file_name
     ("specs/platform-skips.json", "verdicts, baseline line"),
 ], ids=["tests-conftest", "root-conftest", "pytest-config", "skip-policy"])
 def test_editing_what_configures_the_run_makes_the_evidence_stale(
-    make_project: Callable[..., Project], cli: Cli, edited: str, stales: str
+    configured_repo: Project, edited: str, stales: str
 ) -> None:
-    project = make_project()
-    project.write(".gitignore", ".mutharness/\n")
-    project.write("conftest.py", "# the root conftest\n")
-    project.write("tests/conftest.py", "# the tests' conftest\n")
-    project.write("elsewhere/conftest.py", "# not on the way to the tests\n")
-    project.write("specs/platform-skips.json", '{"version": 1, "platforms": {}}\n')
-    project.commit("configuration")
-    assert cli(project.root, "verify", "specs", "--evidence", "evidence").code == 0
-    project.commit("evidence")
+    project = configured_repo
     facts = json.loads((project.root / "evidence/calc.json").read_text("utf-8"))
     assert "elsewhere/conftest.py" not in facts["specs"][0]["depends_on"]
 
@@ -284,15 +304,9 @@ def test_editing_what_configures_the_run_makes_the_evidence_stale(
 
 
 def test_a_conftest_off_the_tests_path_leaves_the_evidence_fresh(
-    make_project: Callable[..., Project], cli: Cli
+    configured_repo: Project
 ) -> None:
-    project = make_project()
-    project.write(".gitignore", ".mutharness/\n")
-    project.write("elsewhere/conftest.py", "# not on the way to the tests\n")
-    project.commit("configuration")
-    assert cli(project.root, "verify", "specs", "--evidence", "evidence").code == 0
-    project.commit("evidence")
-
+    project = configured_repo
     project.write("elsewhere/conftest.py", "# edited\n")
     done = in_process(project.root, "evidence-check")
 

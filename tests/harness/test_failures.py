@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import Completed, Project, default_spec, git
+from inproc import in_process
 from liverun import LOW_BOUND, Sandbox, results_of, snapshot
 
 ProjectFactory = Callable[..., Project]
@@ -151,7 +152,7 @@ def test_read_only_directories_a_test_left_are_removed_and_no_workspace_leaks(
 
 @linux_only
 def test_file_names_that_are_not_utf_8_are_handled_and_shown_escaped(
-    make_project: ProjectFactory, cli: Cli, tmp_path: Path
+    make_project: ProjectFactory, tmp_path: Path
 ) -> None:
     project = make_project()
     (project.root / os.fsdecode(b"caf\xe9.txt")).write_bytes(b"a tracked latin-1 name\n")
@@ -163,14 +164,14 @@ def test_file_names_that_are_not_utf_8_are_handled_and_shown_escaped(
                                       expectBaselinePass=5))
     project.commit("names that are not UTF-8")
 
-    done = cli(project.root, "verify", "specs/calc.json")
+    done = in_process(project.root, "verify", "specs/calc.json")
 
     assert done.code == 0, done.out + done.err
     assert [m["removed"] for m in results_of(project.root)["specs"][0]["mutations"]] == [
         ["out-\\xff.txt"], ["out-\\xff.txt"]
     ]
     (project.root / os.fsdecode(b"new-\xfe.txt")).write_bytes(b"untracked\n")
-    dirty = cli(project.root, "verify", "specs/calc.json")
+    dirty = in_process(project.root, "verify", "specs/calc.json")
     assert_one_clear_line(dirty, "the working tree has 1 uncommitted change(s)")
     assert "?? new-\\xfe.txt" in dirty.err
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import Completed, Project, default_spec
+from inproc import in_process
 
 ProjectFactory = Callable[..., Project]
 Cli = Callable[..., Completed]
@@ -85,16 +86,16 @@ def test_first_failure_stops_each_mutant_at_its_first_failing_test(
 
 
 def test_first_failure_gives_the_verdicts_of_a_full_run(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     project = make_project(spec=SPEC)
     project.write("tests/test_order.py", TEST_ORDER)
     project.commit("tests in an order")
 
-    full = cli(project.root, "verify", "specs/calc.json")
+    full = in_process(project.root, "verify", "specs/calc.json")
     assert full.code == 0, full.out + full.err
     everything = mutations(project)
-    fast = cli(project.root, "verify", "specs/calc.json", "--first-failure")
+    fast = in_process(project.root, "verify", "specs/calc.json", "--first-failure")
     assert fast.code == 0, fast.out + fast.err
     stopped = mutations(project)
 
@@ -145,7 +146,7 @@ def test_first_failure_runs_the_tests_in_their_order_so_order_cannot_invent_a_ki
 
 
 def test_first_failure_under_xdist_keeps_full_counts(
-    make_project: ProjectFactory, make_venv: Callable[..., Any], tool_site: Path, cli: Cli
+    make_project: ProjectFactory, make_venv: Callable[..., Any], tool_site: Path
 ) -> None:
     project = make_project(spec=SPEC)
     project.write("tests/test_order.py", TEST_ORDER)
@@ -154,8 +155,8 @@ def test_first_failure_under_xdist_keeps_full_counts(
     project.commit("xdist workers")
     venv = make_venv("xdist", tools=tool_site)
 
-    done = cli(project.root, "verify", "specs/calc.json", "--first-failure",
-               "--python", str(venv.python))
+    done = in_process(project.root, "verify", "specs/calc.json", "--first-failure",
+                      "--python", str(venv.python))
 
     assert done.code == 0, done.out + done.err
     found = mutations(project)

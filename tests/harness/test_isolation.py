@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import Completed, Project, default_spec, git, wine_cannot
+from inproc import in_process
 from liverun import ONE_MUTATION_SPEC, Sandbox, snapshot
 
 from mutharness.repo.files import copy_file
@@ -81,7 +82,7 @@ def test_no_repository_hook_global_hook_or_fsmonitor_runs_during_a_verify(
 
 @pytest.mark.skipif(sys.platform == "win32", reason="a POSIX shell script stands in for git")
 def test_a_git_planted_in_the_repository_never_runs_even_with_dot_on_PATH(
-    make_project: MakeProject, cli: Cli, tmp_path: Path
+    make_project: MakeProject, tmp_path: Path
 ) -> None:
     project = make_project(spec=ONE_MUTATION_SPEC)
     log = tmp_path / "planted-ran.log"
@@ -91,7 +92,7 @@ def test_a_git_planted_in_the_repository_never_runs_even_with_dot_on_PATH(
     path = os.pathsep.join([".", "", str(project.root), os.environ["PATH"]])
     env = sandbox.env(PATH=path)
 
-    done = cli(project.root, "verify", "specs/calc.json", env=env)
+    done = in_process(project.root, "verify", "specs/calc.json", env=env)
 
     assert done.code == 0, done.out + done.err
     assert _ran(log) == []
@@ -100,46 +101,44 @@ def test_a_git_planted_in_the_repository_never_runs_even_with_dot_on_PATH(
 
 
 def test_without_git_on_PATH_verify_exits_5_with_one_clear_line(
-    make_project: MakeProject, cli: Cli, tmp_path: Path
+    make_project: MakeProject, tmp_path: Path
 ) -> None:
     project = make_project()
     empty = tmp_path / "no-git-here"
     empty.mkdir()
     env = Sandbox.under(tmp_path).env(PATH=str(empty))
 
-    done = cli(project.root, "verify", "specs/calc.json", env=env)
+    done = in_process(project.root, "verify", "specs/calc.json", env=env)
 
     _assert_one_line_error(done, "git", "not found")
 
 
-def test_outside_a_git_repository_verify_exits_5_with_one_clear_line(
-    cli: Cli, git_home: Path, tmp_path: Path
+def test_outside_a_git_repository_verify_exits_5_with_one_clear_line(git_home: Path, tmp_path: Path
 ) -> None:
     plain = tmp_path / "plain"
     (plain / "specs").mkdir(parents=True)
     (plain / "specs/calc.json").write_text(json.dumps(default_spec()))
 
-    done = cli(plain, "verify", "specs/calc.json")
+    done = in_process(plain, "verify", "specs/calc.json")
 
     _assert_one_line_error(done, "not inside a git repository")
 
 
-def test_an_unborn_HEAD_makes_verify_exit_5_with_one_clear_line(
-    cli: Cli, git_home: Path, tmp_path: Path
+def test_an_unborn_HEAD_makes_verify_exit_5_with_one_clear_line(git_home: Path, tmp_path: Path
 ) -> None:
     unborn = tmp_path / "unborn"
     (unborn / "specs").mkdir(parents=True)
     git(unborn, "init", "-q")
     (unborn / "specs/calc.json").write_text(json.dumps(default_spec()))
 
-    done = cli(unborn, "verify", "specs/calc.json")
+    done = in_process(unborn, "verify", "specs/calc.json")
 
     _assert_one_line_error(done, "no commits yet")
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="a POSIX shell script stands in for git")
 def test_a_git_older_than_2_30_makes_verify_exit_5_with_one_clear_line(
-    make_project: MakeProject, cli: Cli, tmp_path: Path
+    make_project: MakeProject, tmp_path: Path
 ) -> None:
     project = make_project()
     old = tmp_path / "old-git"
@@ -149,7 +148,7 @@ def test_a_git_older_than_2_30_makes_verify_exit_5_with_one_clear_line(
     fake.chmod(0o755)
     env = Sandbox.under(tmp_path).env(PATH=str(old))
 
-    done = cli(project.root, "verify", "specs/calc.json", env=env)
+    done = in_process(project.root, "verify", "specs/calc.json", env=env)
 
     _assert_one_line_error(done, "git version 2.20.1", "too old")
     assert "2.30" in done.err

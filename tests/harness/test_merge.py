@@ -194,12 +194,12 @@ def test_a_shard_renders_no_evidence_of_its_own(project: Project, cli: Cli) -> N
 
 
 def test_a_shard_with_nothing_assigned_still_writes_its_results(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     project = make_project()  # calc: 2 mutations
     out = project.root.parent / "third.json"
 
-    done = cli(project.root, "verify", "specs", "--shard", "1/3", "--json", str(out))
+    done = in_process(project.root, "verify", "specs", "--shard", "1/3", "--json", str(out))
 
     assert done.code == 0, done.out + done.err
     assert "shard 1/3: 0 of 2 mutation(s), of 0 of 1 spec(s)" in done.out

@@ -233,12 +233,12 @@ def test_render_refuses_a_results_file_whose_verdict_was_edited_and_writes_nothi
 
 
 def test_shards_run_with_first_failure_merge_and_lose_that_right_when_their_settings_lose_it(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     project = make_project()
     out = project.root.parent / "whole.json"
-    done = cli(project.root, "verify", "specs", "--first-failure", "--shard", "1/1",
-               "--json", str(out))
+    done = in_process(project.root, "verify", "specs", "--first-failure", "--shard", "1/1",
+                      "--json", str(out))
     assert done.code == 0, done.out + done.err
     assert any(m["first_failure"] for s in json.loads(out.read_text("utf-8"))["specs"]
                for m in s["mutations"])

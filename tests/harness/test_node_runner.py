@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from conftest import NODE_FIXTURE, Completed, git
+from inproc import in_process
 
 FIXTURE = NODE_FIXTURE
 TRUTH: dict[str, Any] = json.loads((FIXTURE / "TRUTH.json").read_text("utf-8"))
@@ -77,12 +78,12 @@ def test_a_node_spec_verifies_unchanged_with_the_counts_and_names_node_really_gi
 
 
 def test_without_its_preload_the_node_baseline_is_refused_as_red(
-    node_project: Path, cli: Cli
+    node_project: Path
 ) -> None:
     (node_project / "mutharness.toml").unlink()
     git(node_project, "commit", "-q", "-am", "no preload")
 
-    done = cli(node_project, "verify", "specs/app-mode.json")
+    done = in_process(node_project, "verify", "specs/app-mode.json")
 
     assert done.code == 3
     assert "not green: 1 test(s) failed" in done.err
@@ -90,7 +91,7 @@ def test_without_its_preload_the_node_baseline_is_refused_as_red(
 
 
 def test_node_and_pytest_specs_verify_in_one_invocation(
-    node_project: Path, cli: Cli
+    node_project: Path
 ) -> None:
     (node_project / "tests").mkdir()
     (node_project / "tests/test_py.py").write_text("def test_one():\n    assert 1 + 1 == 2\n")
@@ -102,7 +103,7 @@ def test_node_and_pytest_specs_verify_in_one_invocation(
     git(node_project, "add", "-A")
     git(node_project, "commit", "-q", "-m", "a pytest spec beside the node ones")
 
-    done = cli(node_project, "verify", "specs/app-mode.json", "specs/py.json")
+    done = in_process(node_project, "verify", "specs/app-mode.json", "specs/py.json")
 
     assert done.code == 0, done.out + done.err
     results = json.loads((node_project / ".mutharness/results.json").read_text("utf-8"))
@@ -115,24 +116,24 @@ def test_node_and_pytest_specs_verify_in_one_invocation(
 
 @pytest.mark.skipif(os.name == "nt", reason="a POSIX shell script stands in for node")
 def test_an_old_node_is_refused_naming_its_version(
-    node_project: Path, cli: Cli, tmp_path: Path
+    node_project: Path, tmp_path: Path
 ) -> None:
     fake = tmp_path / "bin" / "node"
     fake.parent.mkdir()
     fake.write_text("#!/bin/sh\necho v18.19.0\n")
     fake.chmod(0o755)
 
-    done = cli(node_project, "verify", "specs/app-mode.json", "--node", str(fake))
+    done = in_process(node_project, "verify", "specs/app-mode.json", "--node", str(fake))
 
     assert done.code == 5
     assert "node v18.19.0" in done.err and "older than 20" in done.err
 
 
 def test_node_options_off_the_allow_list_are_refused_before_anything_runs(
-    node_project: Path, cli: Cli
+    node_project: Path
 ) -> None:
-    done = cli(node_project, "verify", "specs/app-mode.json", "--node-options",
-               "--test-force-exit")
+    done = in_process(node_project, "verify", "specs/app-mode.json", "--node-options",
+                      "--test-force-exit")
 
     assert done.code == 2
     assert "'--test-force-exit' is not allowed" in done.err

@@ -122,14 +122,14 @@ def test_a_config_file_outside_the_repository_is_used_and_recorded_and_the_evide
 
 
 def test_the_lock_timeout_and_every_timeout_come_from_the_project_config(
-    make_project: Callable[..., Project], cli: Cli
+    make_project: Callable[..., Project]
 ) -> None:
     project = make_project()
     project.write("mutharness.toml",
                   "timeout-floor = 41\nbaseline-timeout = 300\nlock-timeout = 7\n")
     project.commit("reviewed mutharness settings")
 
-    done = cli(project.root, "verify", "specs/calc.json")
+    done = in_process(project.root, "verify", "specs/calc.json")
 
     assert done.code == 0, done.out + done.err
     results = results_of(project)

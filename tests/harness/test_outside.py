@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import CALC, TEST_CALC, Completed, Project, default_spec, git
+from inproc import in_process
 from liverun import Sandbox, snapshot
 
 ProjectFactory = Callable[..., Project]
@@ -68,7 +69,7 @@ def options_in(project: Project, where: str, options: str) -> None:
 
 @pytest.mark.parametrize("where", ["addopts", "pytest-addopts"])
 def test_a_conftest_planted_above_the_workspace_never_loads_though_the_options_say_confcutdir_root(
-    make_project: ProjectFactory, cli: Cli, tmp_path: Path, where: str
+    make_project: ProjectFactory, tmp_path: Path, where: str
 ) -> None:
     project = make_project()
     options = f"--confcutdir={Path(tmp_path.anchor)}"
@@ -77,7 +78,7 @@ def test_a_conftest_planted_above_the_workspace_never_loads_though_the_options_s
     sandbox = Sandbox.under(tmp_path)
     (sandbox.tmpdir / "conftest.py").write_text(PLANTED_CONFTEST)
 
-    done = cli(project.root, "verify", "specs/calc.json", env=sandbox.env())
+    done = in_process(project.root, "verify", "specs/calc.json", env=sandbox.env())
 
     assert not (sandbox.tmpdir / "PLANTED_CONFTEST_RAN").exists()
     assert done.code == 0, done.out + done.err
@@ -96,7 +97,7 @@ def planted_program(tmp_path: Path) -> tuple[Path, Path]:
 
 @posix_only
 def test_a_filter_driver_in_the_repositorys_config_never_runs_in_check_or_verify(
-    make_project: ProjectFactory, cli: Cli, tmp_path: Path
+    make_project: ProjectFactory, tmp_path: Path
 ) -> None:
     project = make_project()
     program, marker = planted_program(tmp_path)
@@ -107,8 +108,8 @@ def test_a_filter_driver_in_the_repositorys_config_never_runs_in_check_or_verify
     marker.unlink(missing_ok=True)
     os.utime(project.root / "src/calc.py", (1, 1))  # stat data stale: git status re-reads it
 
-    checked = cli(project.root, "check")
-    verified = cli(project.root, "verify", "specs/calc.json")
+    checked = in_process(project.root, "check")
+    verified = in_process(project.root, "verify", "specs/calc.json")
 
     assert checked.code == 0, checked.out + checked.err
     assert verified.code == 0, verified.out + verified.err
@@ -119,7 +120,7 @@ def test_a_filter_driver_in_the_repositorys_config_never_runs_in_check_or_verify
 
 @posix_only
 def test_log_show_signature_never_runs_the_configured_gpg_program(
-    make_project: ProjectFactory, cli: Cli, tmp_path: Path
+    make_project: ProjectFactory, tmp_path: Path
 ) -> None:
     project = make_project()
     program, marker = planted_program(tmp_path)
@@ -134,7 +135,7 @@ def test_log_show_signature_never_runs_the_configured_gpg_program(
     git(project.root, "config", "log.showSignature", "true")
     git(project.root, "config", "gpg.program", str(program))
 
-    done = cli(project.root, "verify", "specs/calc.json")
+    done = in_process(project.root, "verify", "specs/calc.json")
 
     assert done.code == 0, done.out + done.err
     assert not marker.exists()
@@ -152,7 +153,7 @@ NEEDS_SYMLINKS = pytest.mark.skipif(sys.platform == "win32",
     "file",
 ])
 def test_a_run_directory_that_is_a_link_or_a_file_is_refused_and_never_written_through(
-    make_project: ProjectFactory, cli: Cli, tmp_path: Path, kind: str
+    make_project: ProjectFactory, tmp_path: Path, kind: str
 ) -> None:
     project = make_project()
     elsewhere = tmp_path / "elsewhere"
@@ -166,7 +167,7 @@ def test_a_run_directory_that_is_a_link_or_a_file_is_refused_and_never_written_t
         project.commit("a .mutharness link in the repository")
     before = snapshot(project.root)
 
-    done = cli(project.root, "verify", "specs/calc.json")
+    done = in_process(project.root, "verify", "specs/calc.json")
 
     assert done.code == 5, done.out + done.err
     assert "Traceback" not in done.err
@@ -188,7 +189,7 @@ HARD_LINKER = (
 
 @pytest.mark.skipif(not hasattr(os, "link"), reason="no hard links")
 def test_restore_never_writes_through_a_hard_link_a_mutant_planted(
-    make_project: ProjectFactory, cli: Cli, tmp_path: Path
+    make_project: ProjectFactory, tmp_path: Path
 ) -> None:
     project = make_project(spec=default_spec(mutations=[
         {"name": "the module replaces itself with a hard link to a file outside",
@@ -199,8 +200,8 @@ def test_restore_never_writes_through_a_hard_link_a_mutant_planted(
     victim = tmp_path / "victim.txt"  # on the workspace's file system, so a link can reach it
     victim.write_text("precious\n")
 
-    done = cli(project.root, "verify", "specs/calc.json",
-               env=sandbox.env(MH_VICTIM=str(victim)))
+    done = in_process(project.root, "verify", "specs/calc.json",
+                      env=sandbox.env(MH_VICTIM=str(victim)))
 
     assert victim.read_text() == "precious\n"
     results = json.loads((project.root / ".mutharness/results.json").read_text("utf-8"))
@@ -225,7 +226,7 @@ pathlib.Path(__file__).with_name("PLANTED_PLUGIN_RAN").write_text("code ran as y
 ])
 @pytest.mark.parametrize("where", ["addopts", "pytest-addopts"])
 def test_options_naming_a_config_a_rootdir_or_a_plugin_outside_the_workspace_load_nothing_from_it(
-    make_project: ProjectFactory, cli: Cli, tmp_path: Path, where: str, options: str, code: int,
+    make_project: ProjectFactory, tmp_path: Path, where: str, options: str, code: int,
     said: str | None,
 ) -> None:
     sandbox = Sandbox.under(tmp_path)
@@ -240,7 +241,7 @@ def test_options_naming_a_config_a_rootdir_or_a_plugin_outside_the_workspace_loa
     options_in(project, where, written)
     project.commit(f"{where}: {options}")
 
-    done = cli(project.root, "verify", "specs/calc.json", env=sandbox.env())
+    done = in_process(project.root, "verify", "specs/calc.json", env=sandbox.env())
 
     assert not (outside / "PLANTED_PLUGIN_RAN").exists(), done.out + done.err
     assert not (outside / "PLANTED_CONFTEST_RAN").exists(), done.out + done.err

@@ -87,12 +87,12 @@ def test_the_fix_s_new_test_is_red_first_and_the_old_ones_are_invariants(
 
 
 def test_tests_that_pass_with_the_fix_reverted_do_not_pin_it(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     project, base = fixed_project(make_project)
 
-    done = cli(project.root, "redfirst", "--base", base,
-               "--test", "tests/test_calc.py::test_clamp_above")
+    done = in_process(project.root, "redfirst", "--base", base,
+                      "--test", "tests/test_calc.py::test_clamp_above")
 
     assert done.code == 1, done.out + done.err
     assert done.out.splitlines()[-1] == (
@@ -102,35 +102,35 @@ def test_tests_that_pass_with_the_fix_reverted_do_not_pin_it(
 
 
 def test_an_expected_red_test_that_stays_green_is_a_failure(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     project, base = fixed_project(make_project)
 
-    done = cli(project.root, "redfirst", "--base", base, "specs/calc.json",
-               "--expect-red", "tests/test_calc.py::test_clamp_above")
+    done = in_process(project.root, "redfirst", "--base", base, "specs/calc.json",
+                      "--expect-red", "tests/test_calc.py::test_clamp_above")
 
     assert done.code == 1, done.out + done.err
     assert "--expect-red test(s) not red" in done.out
 
 
 def test_the_changed_test_files_are_the_default_tests(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     project, base = fixed_project(make_project)
 
-    done = cli(project.root, "redfirst", "--base", base)
+    done = in_process(project.root, "redfirst", "--base", base)
 
     assert done.code == 0, done.out + done.err
     assert "tests (pytest): tests/test_calc.py" in done.out
     assert done.out.splitlines()[-1] == LINE
 
 
-def test_a_test_red_at_head_gives_no_answer(make_project: ProjectFactory, cli: Cli) -> None:
+def test_a_test_red_at_head_gives_no_answer(make_project: ProjectFactory) -> None:
     project, base = fixed_project(make_project)
     project.write("tests/test_calc.py", NEW_TESTS + "\n\ndef test_broken():\n    assert False\n")
     project.commit("a red test")
 
-    done = cli(project.root, "redfirst", "--base", base, "specs/calc.json")
+    done = in_process(project.root, "redfirst", "--base", base, "specs/calc.json")
 
     assert done.code == 4, done.out + done.err
     assert "do not pass at HEAD: tests/test_calc.py::test_broken" in done.out
@@ -146,7 +146,7 @@ def test_clamp_low():
 
 
 def test_a_test_file_that_needs_the_fix_to_load_is_red_only_when_opted_in(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     project, base = fixed_project(make_project)
     project.write("src/calc.py", (project.root / "src/calc.py").read_text()
@@ -154,10 +154,10 @@ def test_a_test_file_that_needs_the_fix_to_load_is_red_only_when_opted_in(
     project.write("tests/test_low.py", LOADING_TESTS)
     project.commit("a new export and its test")
 
-    plain = cli(project.root, "redfirst", "--base", base, "--test", "tests/test_low.py",
-                "--test", "tests/test_calc.py")
-    opted = cli(project.root, "redfirst", "--base", base, "--test", "tests/test_low.py",
-                "--test", "tests/test_calc.py", "--load-error-is-red")
+    plain = in_process(project.root, "redfirst", "--base", base, "--test", "tests/test_low.py",
+                       "--test", "tests/test_calc.py")
+    opted = in_process(project.root, "redfirst", "--base", base, "--test", "tests/test_low.py",
+                       "--test", "tests/test_calc.py", "--load-error-is-red")
 
     assert plain.code == 4, plain.out + plain.err
     assert "LOAD-ERROR  tests/test_low.py::test_clamp_low: HEAD passed, reverted load-error" \
@@ -185,19 +185,19 @@ def test_a_base_with_no_fix_since_is_refused(make_project: ProjectFactory) -> No
 
 
 def test_the_proof_is_a_section_of_the_spec_s_evidence_with_its_own_digests(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     project, base = fixed_project(make_project)
     project.write(".gitignore", ".mutharness/\n")
     project.commit("ignore the run directory")
-    assert cli(project.root, "verify", "specs", "--evidence", "evidence").code == 0
+    assert in_process(project.root, "verify", "specs", "--evidence", "evidence").code == 0
     project.commit("evidence")
 
-    done = cli(project.root, "redfirst", "--base", base, "specs/calc.json",
-               "--evidence", "evidence", "--timeout-floor", "25")
+    done = in_process(project.root, "redfirst", "--base", base, "specs/calc.json",
+                      "--evidence", "evidence", "--timeout-floor", "25")
     project.commit("red-first evidence")
     fresh = in_process(project.root, "evidence-check")
-    again = cli(project.root, "verify", "specs", "--evidence", "evidence")
+    again = in_process(project.root, "verify", "specs", "--evidence", "evidence")
 
     assert done.code == 0, done.out + done.err
     document = (project.root / "evidence/calc.md").read_text(encoding="utf-8")
@@ -257,7 +257,7 @@ def test_node_tests_prove_a_fix_red_first_too(make_project: ProjectFactory, cli:
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_a_node_test_file_that_cannot_load_without_the_fix_is_a_load_error(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     project, base = node_bug(make_project)
     project.write("src/clamp.js", NODE_FIXED + "export const LOW = 0;\n")
@@ -266,10 +266,10 @@ def test_a_node_test_file_that_cannot_load_without_the_fix_is_a_load_error(
         "import { clamp, LOW } from '../src/clamp.js';").replace("0, 10", "LOW, 10"))
     project.commit("the node fix with a new export")
 
-    plain = cli(project.root, "redfirst", "--base", base, "--test", "test/low.test.js",
-                "--test", "test/clamp.test.js")
-    opted = cli(project.root, "redfirst", "--base", base, "--test", "test/low.test.js",
-                "--test", "test/clamp.test.js", "--load-error-is-red")
+    plain = in_process(project.root, "redfirst", "--base", base, "--test", "test/low.test.js",
+                       "--test", "test/clamp.test.js")
+    opted = in_process(project.root, "redfirst", "--base", base, "--test", "test/low.test.js",
+                       "--test", "test/clamp.test.js", "--load-error-is-red")
 
     assert plain.code == 4, plain.out + plain.err
     assert "LOAD-ERROR  test/low.test.js > clamps above" in plain.out
@@ -277,7 +277,7 @@ def test_a_node_test_file_that_cannot_load_without_the_fix_is_a_load_error(
 
 
 def test_a_base_branch_that_moved_on_is_reverted_to_where_head_left_it(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     project, base = fixed_project(make_project)
     git(project.root, "branch", "-q", "feature")
@@ -286,7 +286,7 @@ def test_a_base_branch_that_moved_on_is_reverted_to_where_head_left_it(
     project.commit("main moves on without the fix")  # ...and moves on
     git(project.root, "checkout", "-q", "feature")
 
-    done = cli(project.root, "redfirst", "--base", "main", "specs/calc.json")
+    done = in_process(project.root, "redfirst", "--base", "main", "specs/calc.json")
 
     assert done.code == 0, done.out + done.err
     assert "main (" in done.out and "is not an ancestor of HEAD: the fix is reverted to " \
@@ -296,7 +296,7 @@ def test_a_base_branch_that_moved_on_is_reverted_to_where_head_left_it(
 
 
 def test_a_helper_in_a_tests_directory_above_the_tests_is_never_reverted(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     project = make_project()
     project.write("tests/helpers.py", "EXPECTED = 0\n")
@@ -310,14 +310,14 @@ def test_a_helper_in_a_tests_directory_above_the_tests_is_never_reverted(
     project.write("NOTES.md", "notes\n")
     project.commit("only the helper and notes change")
 
-    done = cli(project.root, "redfirst", "--base", base, "--test", "tests/unit/test_low.py")
+    done = in_process(project.root, "redfirst", "--base", base, "--test", "tests/unit/test_low.py")
 
     assert done.code == 1, done.out + done.err  # NOTES.md is all the "fix": nothing is red
     assert "the fix is 1 file(s): NOTES.md" in done.out
 
 
 def test_tests_beside_the_code_prove_a_fix_in_that_directory(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     project = make_project()
     project.write("calc/ops.py", "def low(value):\n    return value\n")
@@ -331,7 +331,7 @@ def test_tests_beside_the_code_prove_a_fix_in_that_directory(
                   "    assert low(3) == 3\n\n\ndef test_negative():\n    assert low(-1) == 0\n")
     project.commit("the fix beside its test")
 
-    done = cli(project.root, "redfirst", "--base", base)
+    done = in_process(project.root, "redfirst", "--base", base)
 
     assert done.code == 0, done.out + done.err
     assert "the fix is 1 file(s): calc/ops.py" in done.out
@@ -339,12 +339,12 @@ def test_tests_beside_the_code_prove_a_fix_in_that_directory(
 
 
 def test_an_uncommitted_fix_counts_under_allow_dirty(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     project, base = fixed_project(make_project)
     git(project.root, "reset", "-q", "--soft", base)  # the fix and its test, uncommitted
 
-    done = cli(project.root, "redfirst", "--base", base, "specs/calc.json", "--allow-dirty")
+    done = in_process(project.root, "redfirst", "--base", base, "specs/calc.json", "--allow-dirty")
 
     assert done.code == 0, done.out + done.err
     assert "the fix is 1 file(s): src/calc.py" in done.out
@@ -352,14 +352,14 @@ def test_an_uncommitted_fix_counts_under_allow_dirty(
 
 
 def test_a_test_or_expected_red_id_that_names_nothing_is_refused(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     project, base = fixed_project(make_project)
 
     missing = in_process(project.root, "redfirst", "--base", base, "--test",
                          "tests/test_nothing.py")  # refused before any test runs
-    unknown = cli(project.root, "redfirst", "--base", base, "specs/calc.json",
-                  "--expect-red", "tests/test_calc.py::test_nothing")
+    unknown = in_process(project.root, "redfirst", "--base", base, "specs/calc.json",
+                         "--expect-red", "tests/test_calc.py::test_nothing")
 
     assert missing.code == 2 and "names nothing HEAD tracks" in missing.err
     assert "HEAD " not in missing.out  # refused before anything ran
@@ -368,20 +368,20 @@ def test_a_test_or_expected_red_id_that_names_nothing_is_refused(
 
 
 def test_a_kept_red_first_section_goes_stale_on_its_own_after_a_test_edit(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     project, base = fixed_project(make_project)
     project.write(".gitignore", ".mutharness/\n")
     project.commit("ignore the run directory")
-    assert cli(project.root, "verify", "specs", "--evidence", "evidence").code == 0
+    assert in_process(project.root, "verify", "specs", "--evidence", "evidence").code == 0
     project.commit("evidence")
-    assert cli(project.root, "redfirst", "--base", base, "specs/calc.json",
-               "--evidence", "evidence").code == 0
+    assert in_process(project.root, "redfirst", "--base", base, "specs/calc.json",
+                      "--evidence", "evidence").code == 0
     project.commit("red-first evidence")
     project.write("tests/test_calc.py", NEW_TESTS + "\n# a comment\n")
     project.commit("the tests are edited")
 
-    assert cli(project.root, "verify", "specs", "--evidence", "evidence").code == 0
+    assert in_process(project.root, "verify", "specs", "--evidence", "evidence").code == 0
     done = in_process(project.root, "evidence-check")
 
     assert done.code == 1, done.out
@@ -389,7 +389,7 @@ def test_a_kept_red_first_section_goes_stale_on_its_own_after_a_test_edit(
 
 
 def test_a_fix_that_adds_a_package_is_reverted_without_its_directory(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     project, base = fixed_project(make_project)
     git(project.root, "reset", "-q", "--hard", base)
@@ -401,7 +401,7 @@ def test_a_fix_that_adds_a_package_is_reverted_without_its_directory(
     project.write("tests/test_calc.py", NEW_TESTS)
     project.commit("the fix, in a new package")
 
-    done = cli(project.root, "redfirst", "--base", base, "--test", "tests/test_calc.py")
+    done = in_process(project.root, "redfirst", "--base", base, "--test", "tests/test_calc.py")
 
     assert done.code == 0, done.out + done.err
     assert "the fix is 2 file(s): src/bounds/__init__.py, src/calc.py" in done.out

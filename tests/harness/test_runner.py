@@ -21,6 +21,7 @@ from conftest import (
     harness_site_packages,
     run_cli,
 )
+from inproc import in_process
 
 from mutharness.errors import EnvironmentProblem
 from mutharness.runners.base import ReportState, RunRequest
@@ -179,12 +180,12 @@ def test_python_option_selects_the_interpreter_that_runs_the_tests(
 
 
 def test_an_interpreter_without_pytest_is_refused_with_the_install_command(
-    make_project: ProjectFactory, make_venv: VenvFactory, cli: Cli
+    make_project: ProjectFactory, make_venv: VenvFactory
 ) -> None:
     venv = make_venv("bare", with_pytest=False)
     project = make_project()
 
-    done = cli(project.root, "verify", "specs/calc.json", "--python", str(venv.python))
+    done = in_process(project.root, "verify", "specs/calc.json", "--python", str(venv.python))
 
     assert done.code == 5, done.out + done.err
     assert f"pytest and pytest-json-report not installed in {venv.python}" in done.err
@@ -214,7 +215,7 @@ def test_an_interpreter_without_pytest_json_report_is_refused_with_the_install_c
 
 
 def test_the_command_line_keeps_pytest_and_git_variables_away_from_the_tests(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     project = make_project(spec=default_spec(
         tests=["tests/test_calc.py", "tests/test_child.py"], expectBaselinePass=8,
@@ -230,7 +231,7 @@ def test_the_command_line_keeps_pytest_and_git_variables_away_from_the_tests(
         "GIT_WORK_TREE": str(project.root),
     }
 
-    done = cli(project.root, "verify", "specs/calc.json", env=env)
+    done = in_process(project.root, "verify", "specs/calc.json", env=env)
 
     assert done.code == 0, done.out + done.err
     assert "baseline 8 pass / 0 fail" in done.out

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from conftest import PYPROJECT, Completed, Project, Recorder, Venv
+from inproc import in_process
 from liverun import results_of
 
 from mutharness.errors import ExitCode
@@ -72,7 +73,7 @@ def test_a_pth_path_entry_into_the_users_tree_is_moved_to_the_workspace(
 
 
 def test_with_pythonpath_configured_the_workspace_wins_over_the_same_pth_file(
-    make_project: ProjectFactory, make_venv: VenvFactory, cli: Cli
+    make_project: ProjectFactory, make_venv: VenvFactory
 ) -> None:
     project = without_pythonpath(make_project)
     project.write("pyproject.toml", PYPROJECT)
@@ -80,7 +81,7 @@ def test_with_pythonpath_configured_the_workspace_wins_over_the_same_pth_file(
     venv = make_venv("shadow", system_site=True)
     venv.add_pth("fixture", str(project.root / "src"))
 
-    done = cli(project.root, "verify", "specs/calc.json", "--python", str(venv.python))
+    done = in_process(project.root, "verify", "specs/calc.json", "--python", str(venv.python))
 
     assert done.code == 0, done.out + done.err
     assert "all 2 mutation(s) behaved as expected" in done.out

@@ -70,10 +70,10 @@ def test_baseline_counts_an_approved_skip_and_not_an_unlisted_one(
     assert done.out.splitlines()[-1] == "1 spec(s) measured, 0 drift, 0 untrustworthy"
 
 
-def test_strict_skips_refuses_the_unlisted_skip(make_project: ProjectFactory, cli: Cli) -> None:
+def test_strict_skips_refuses_the_unlisted_skip(make_project: ProjectFactory) -> None:
     project = skipping_project(make_project)
 
-    done = cli(project.root, "baseline", "specs/calc.json", "--strict-skips")
+    done = in_process(project.root, "baseline", "specs/calc.json", "--strict-skips")
 
     assert done.code == 3, done.out + done.err
     line = next(line for line in done.out.splitlines() if line.startswith("UNTRUSTWORTHY"))
@@ -81,14 +81,14 @@ def test_strict_skips_refuses_the_unlisted_skip(make_project: ProjectFactory, cl
 
 
 def test_without_the_policy_entry_the_skip_is_not_counted_and_the_pin_drifts(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     project = skipping_project(make_project)
     project.write("specs/platform-skips.json", json.dumps(
         {"version": 1, "platforms": {sys.platform: {"reason": REASON, "tests": []}}}))
     project.commit("the approval is withdrawn")
 
-    done = cli(project.root, "baseline", "specs/calc.json")
+    done = in_process(project.root, "baseline", "specs/calc.json")
 
     assert done.code == 1, done.out + done.err
     assert ("DRIFT specs/calc.json: expected=3, measured=2 pass + 0 approved skips = 2; "
@@ -97,7 +97,7 @@ def test_without_the_policy_entry_the_skip_is_not_counted_and_the_pin_drifts(
 
 
 def test_a_listed_test_that_now_passes_is_untrustworthy(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     project = skipping_project(make_project)
     project.write("tests/test_calc.py", SKIPPING_TESTS.replace(
@@ -105,18 +105,18 @@ def test_a_listed_test_that_now_passes_is_untrustworthy(
         "def test_console():\n    assert True"))
     project.commit("the console test runs here now")
 
-    done = cli(project.root, "baseline", "specs/calc.json")
+    done = in_process(project.root, "baseline", "specs/calc.json")
 
     assert done.code == 3, done.out + done.err
     assert "test_console is listed for" in done.out and "did not skip (passed)" in done.out
 
 
 def test_verify_honours_the_policy_and_its_evidence_shows_the_baseline_line(
-    make_project: ProjectFactory, cli: Cli, tmp_path: Path
+    make_project: ProjectFactory, tmp_path: Path
 ) -> None:
     project = skipping_project(make_project)
 
-    done = cli(project.root, "verify", "specs", "--evidence", str(tmp_path / "evidence"))
+    done = in_process(project.root, "verify", "specs", "--evidence", str(tmp_path / "evidence"))
 
     assert done.code == 0, done.out + done.err
     document = (tmp_path / "evidence" / "calc.md").read_text(encoding="utf-8")
@@ -138,7 +138,7 @@ def test_a_directory_of_specs_does_not_read_the_policy_as_a_spec(
 
 
 def test_a_module_skipped_as_a_whole_is_a_skip_not_a_collection_error(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     project = make_project(spec=default_spec(tests=["tests"]))
     project.write("tests/test_posix_only.py",
@@ -146,8 +146,8 @@ def test_a_module_skipped_as_a_whole_is_a_skip_not_a_collection_error(
                   "def test_never():\n    assert False\n")
     project.commit("a module that skips as a whole")
 
-    done = cli(project.root, "baseline", "specs/calc.json")
-    verified = cli(project.root, "verify", "specs/calc.json")
+    done = in_process(project.root, "baseline", "specs/calc.json")
+    verified = in_process(project.root, "verify", "specs/calc.json")
 
     assert done.code == 0, done.out + done.err
     assert ("ok specs/calc.json: 4 pass + 0 approved skips = 4 [MEASURED_NO_SKIPS]; "
@@ -167,7 +167,7 @@ test('later', {{ skip: 'not written yet' }}, () => {{ assert.fail('never runs');
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_node_skips_are_approved_by_file_name_and_reason_too(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     project = make_project()
     project.write("package.json", '{"type": "module"}\n')
@@ -181,8 +181,8 @@ def test_node_skips_are_approved_by_file_name_and_reason_too(
     }))
     project.commit("node tests that skip")
 
-    done = cli(project.root, "baseline", "specs/node.json")
-    strict = cli(project.root, "baseline", "specs/node.json", "--strict-skips")
+    done = in_process(project.root, "baseline", "specs/node.json")
+    strict = in_process(project.root, "baseline", "specs/node.json", "--strict-skips")
 
     assert done.code == 0, done.out + done.err
     assert ("ok specs/node.json: 1 pass + 1 approved skips = 2 "

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from conftest import Completed, Project, default_spec
+from inproc import in_process
 
 ProjectFactory = Callable[..., Project]
 Cli = Callable[..., Completed]
@@ -83,11 +84,11 @@ def test_a_mutant_whose_tests_skip_instead_of_running_survived_and_names_them(
 
 
 def test_a_mutant_whose_skip_reason_differs_between_runs_stays_untrustworthy(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     project = project_with(make_project, "f'not found (try {random.random()})'")
 
-    done = cli(project.root, "verify", "specs/calc.json")
+    done = in_process(project.root, "verify", "specs/calc.json")
 
     assert done.code == 4, done.out + done.err
     assert only_mutation(project)["verdict"] == "UNTRUSTWORTHY"

@@ -142,7 +142,7 @@ def test_with_an_id_that_changes_every_run(value):
 
 
 def test_parametrized_ids_that_change_between_runs_are_named_as_such(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     project = make_project(spec=default_spec(
         tests=["tests/test_calc.py", "tests/test_random.py"], expectBaselinePass=5,
@@ -151,7 +151,7 @@ def test_parametrized_ids_that_change_between_runs_are_named_as_such(
     project.write("tests/test_random.py", RANDOM_IDS)
     project.commit("a random parametrize id")
 
-    done = cli(project.root, "verify", "specs/calc.json")
+    done = in_process(project.root, "verify", "specs/calc.json")
 
     assert done.code == 4, done.out + done.err
     [result] = mutations_of(project.root)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import CALC, TEST_CALC, Completed, Project, git
+from inproc import in_process
 from liverun import ONE_MUTATION_SPEC, Sandbox, add_probes, git_status, snapshot
 
 from mutharness.digest import changed_paths
@@ -51,13 +52,13 @@ def test_a_passing_run_leaves_tree_and_git_dir_byte_identical_but_for_run_dir_an
 
 
 def test_each_run_happens_in_a_checkout_under_TMPDIR_that_is_removed_afterwards(
-    make_project: MakeProject, cli: Cli, tmp_path: Path
+    make_project: MakeProject, tmp_path: Path
 ) -> None:
     project = make_project()
     add_probes(project)
     sandbox = Sandbox.under(tmp_path)
 
-    done = cli(project.root, "verify", "specs/calc.json", env=sandbox.env())
+    done = in_process(project.root, "verify", "specs/calc.json", env=sandbox.env())
 
     assert done.code == 0, done.out + done.err
     sessions = sandbox.sessions()
@@ -70,13 +71,13 @@ def test_each_run_happens_in_a_checkout_under_TMPDIR_that_is_removed_afterwards(
 
 
 def test_every_mutation_runs_on_the_restored_original_with_only_its_own_splice(
-    make_project: MakeProject, cli: Cli, tmp_path: Path
+    make_project: MakeProject, tmp_path: Path
 ) -> None:
     project = make_project()
     add_probes(project)
     sandbox = Sandbox.under(tmp_path)
 
-    done = cli(project.root, "verify", "specs/calc.json", env=sandbox.env())
+    done = in_process(project.root, "verify", "specs/calc.json", env=sandbox.env())
 
     assert done.code == 0, done.out + done.err
     seen = [session["calc"] for session in sandbox.sessions()]
@@ -101,13 +102,13 @@ LITTER_SPEC = {
 
 
 def test_files_a_run_writes_are_removed_before_the_next_run_and_are_no_drift(
-    make_project: MakeProject, cli: Cli, tmp_path: Path
+    make_project: MakeProject, tmp_path: Path
 ) -> None:
     project = make_project(spec=LITTER_SPEC)
     add_probes(project)
     sandbox = Sandbox.under(tmp_path)
 
-    done = cli(project.root, "verify", "specs/calc.json", env=sandbox.env())
+    done = in_process(project.root, "verify", "specs/calc.json", env=sandbox.env())
 
     assert done.code == 0, done.out + done.err
     first, second = _results(project.root / ".mutharness/results.json")["specs"][0]["mutations"]
@@ -119,7 +120,7 @@ def test_files_a_run_writes_are_removed_before_the_next_run_and_are_no_drift(
 
 
 def test_a_dirty_tree_is_refused_listing_its_changes_before_anything_runs(
-    make_project: MakeProject, cli: Cli, tmp_path: Path
+    make_project: MakeProject, tmp_path: Path
 ) -> None:
     project = make_project()
     project.write("src/calc.py", CALC + "\n# an uncommitted edit\n")
@@ -127,7 +128,7 @@ def test_a_dirty_tree_is_refused_listing_its_changes_before_anything_runs(
     sandbox = Sandbox.under(tmp_path)
     before = snapshot(project.root)
 
-    done = cli(project.root, "verify", "specs/calc.json", env=sandbox.env())
+    done = in_process(project.root, "verify", "specs/calc.json", env=sandbox.env())
 
     assert done.code == 5, done.out + done.err
     assert " M src/calc.py" in done.err
@@ -140,7 +141,7 @@ def test_a_dirty_tree_is_refused_listing_its_changes_before_anything_runs(
 
 
 def test_allow_dirty_runs_the_uncommitted_bytes_records_them_and_leaves_them_untouched(
-    make_project: MakeProject, cli: Cli, tmp_path: Path
+    make_project: MakeProject, tmp_path: Path
 ) -> None:
     project = make_project()
     add_probes(project)
@@ -156,7 +157,7 @@ def test_allow_dirty_runs_the_uncommitted_bytes_records_them_and_leaves_them_unt
     before = snapshot(project.root)
     status_before = git_status(project.root)
 
-    done = cli(project.root, "verify", "--allow-dirty", "specs/calc.json", env=sandbox.env())
+    done = in_process(project.root, "verify", "--allow-dirty", "specs/calc.json", env=sandbox.env())
 
     assert done.code == 1, done.out + done.err
     results = _results(project.root / ".mutharness/results.json")
@@ -174,7 +175,7 @@ def test_allow_dirty_runs_the_uncommitted_bytes_records_them_and_leaves_them_unt
 
 
 def test_a_red_baseline_leaves_tree_and_git_dir_identical_and_no_workspace(
-    make_project: MakeProject, cli: Cli, tmp_path: Path
+    make_project: MakeProject, tmp_path: Path
 ) -> None:
     project = make_project()
     project.write("tests/test_calc.py", TEST_CALC.replace("== 5", "== 6"))
@@ -182,7 +183,7 @@ def test_a_red_baseline_leaves_tree_and_git_dir_identical_and_no_workspace(
     sandbox = Sandbox.under(tmp_path)
     before = snapshot(project.root)
 
-    done = cli(project.root, "verify", "specs/calc.json", env=sandbox.env())
+    done = in_process(project.root, "verify", "specs/calc.json", env=sandbox.env())
 
     assert done.code == 3, done.out + done.err
     assert "baseline is not trustworthy" in done.err
@@ -193,7 +194,7 @@ def test_a_red_baseline_leaves_tree_and_git_dir_identical_and_no_workspace(
 
 
 def test_a_shallow_clone_is_verified_and_its_git_dir_is_not_touched(
-    make_project: MakeProject, cli: Cli, tmp_path: Path
+    make_project: MakeProject, tmp_path: Path
 ) -> None:
     origin = make_project("origin", spec=ONE_MUTATION_SPEC)
     shallow = tmp_path / "shallow"
@@ -202,7 +203,7 @@ def test_a_shallow_clone_is_verified_and_its_git_dir_is_not_touched(
     sandbox = Sandbox.under(tmp_path)
     before = snapshot(shallow)
 
-    done = cli(shallow, "verify", "specs/calc.json", env=sandbox.env())
+    done = in_process(shallow, "verify", "specs/calc.json", env=sandbox.env())
 
     assert done.code == 0, done.out + done.err
     assert "CAUGHT" in done.out
@@ -212,7 +213,7 @@ def test_a_shallow_clone_is_verified_and_its_git_dir_is_not_touched(
 
 
 def test_what_the_baseline_writes_never_reaches_a_mutant_run(
-    make_project: MakeProject, cli: Cli, tmp_path: Path
+    make_project: MakeProject, tmp_path: Path
 ) -> None:
     project = make_project(spec={**LITTER_SPEC, "mutations": LITTER_SPEC["mutations"][:1]})
     # A cache the first session warms (as .hypothesis/ or a plugin's cache does) must not
@@ -230,7 +231,7 @@ def test_what_the_baseline_writes_never_reaches_a_mutant_run(
     project.commit("a conftest that warms a cache")
     sandbox = Sandbox.under(tmp_path)
 
-    done = cli(project.root, "verify", "specs/calc.json", env=sandbox.env())
+    done = in_process(project.root, "verify", "specs/calc.json", env=sandbox.env())
 
     assert done.code == 0, done.out + done.err
     [survivor] = _results(project.root / ".mutharness/results.json")["specs"][0]["mutations"]
