@@ -8,10 +8,12 @@ process is put back: the working directory, the whole environment (`prepare_proc
 git's variables, `configure_git` adds GitPython's), the signal handlers, the standard streams
 (click's `CliRunner`). An exception that escapes click fails the test with its traceback.
 
-It is for `check`, `merge`, `render`, `evidence-check`, and for what is refused before any test
-runs (usage errors, options, config). What only a process shows stays on the real child
-(`cli`): signals, a closed standard output, `-j` workers, the environment a run hands its
-children, the exit code the operating system sees, Windows.
+It is for every command whose test checks what the command decides and writes: `check`,
+`merge`, `render`, `evidence-check`, what is refused before any test runs (usage errors,
+options, config), and `verify`, `baseline` and `redfirst` runs, whose children (pytest, node,
+git) stay real (`replay.replaying` can hand back recorded ones). What only a process shows
+stays on the real child (`cli`): signals, a closed standard output, `-j` workers, the exit code
+the operating system sees, Windows; and each test module keeps its first real-child test.
 
 This module is not `conftest.py` on purpose: the mutharness-* specs' tests load that file, so
 each change to it stales their evidence (`evidence/mutharness-*.md`).
