@@ -5,6 +5,8 @@ are chosen by whoever wrote them, and a CI log obeys some of its lines (GitHub's
 commands: `::add-mask::`, `::error::` at a line's start, `##[...]` anywhere in it). Each test
 runs the real command line on a real committed repository whose test files are named to
 break lines, move the cursor, forge workflow commands and hold bytes that are not UTF-8.
+The console test runs the real command line in a child; the summary and reports tests replay
+the real runs of the same repository, recorded once a session (`replay`), in this process.
 """
 
 from __future__ import annotations
@@ -21,14 +23,17 @@ import pytest
 from conftest import (
     Completed,
     Project,
+    calc_project,
     copy_recording,
     default_spec,
+    project_copy,
 )
+from inproc import in_process
+from replay import Recording, recorded_verify, replaying
 
 from mutharness.model.results import read_results
 
 Cli = Callable[..., Completed]
-MakeProject = Callable[..., Project]
 
 POSIX_ONLY = pytest.mark.skipif(sys.platform == "win32",
                                 reason="file names with line breaks and control characters")
@@ -59,14 +64,29 @@ OUR_COLOURS = re.compile(r"\x1b\[[0-9;]*m")  # the console's own colours, asked 
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
-@pytest.fixture
-def hostile(make_project: MakeProject) -> Project:
-    project = make_project(spec=HOSTILE_SPEC)
+def _hostile(root: Path) -> Project:
+    project = calc_project(root, HOSTILE_SPEC)
     (project.root / "tests" / "test_calc.py").unlink()
     for name in HOSTILE_TESTS:
         (project.root / "tests" / name).write_text(TEST_LOW, encoding="utf-8")
     project.commit("tests whose names are hostile")
     return project
+
+
+@pytest.fixture
+def hostile(tmp_path: Path, git_home: Path) -> Project:
+    return _hostile(tmp_path / "repo")
+
+
+@pytest.fixture(scope="session")
+def hostile_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Recording]:
+    """Made once a session: the `hostile` repository as committed, and the real runs of its
+    verify (an unexpected CAUGHT: exit 1), for `replay.replaying`."""
+    if sys.platform == "win32":
+        pytest.skip("file names with line breaks and control characters")
+    return recorded_verify(tmp_path_factory, "hostile-runs",
+                           lambda base: _hostile(base / "repo").root, "specs/calc.json",
+                           exit_code=1)
 
 
 def _commands(line: str) -> bool:
@@ -96,11 +116,13 @@ def test_test_ids_and_spec_texts_reach_the_console_as_inert_text_one_line_each(
 
 @POSIX_ONLY
 def test_the_summary_neutralises_mentions_team_mentions_and_links_in_spec_text(
-    hostile: Project, cli: Cli
+    hostile_runs: tuple[Path, Recording], tmp_path: Path, git_home: Path
 ) -> None:
+    hostile = project_copy(hostile_runs[0], tmp_path)
     summary = hostile.root.parent / "run.md"
 
-    done = cli(hostile.root, "verify", "specs/calc.json", "--summary", str(summary))
+    with replaying(hostile_runs[1]):
+        done = in_process(hostile.root, "verify", "specs/calc.json", "--summary", str(summary))
 
     assert done.code == 1, done.out + done.err
     text = summary.read_text("utf-8")
@@ -112,16 +134,19 @@ def test_the_summary_neutralises_mentions_team_mentions_and_links_in_spec_text(
 
 @POSIX_ONLY
 def test_every_report_is_written_from_a_run_whose_test_ids_hold_undecodable_bytes_and_controls(
-    hostile: Project, cli: Cli
+    hostile_runs: tuple[Path, Recording], tmp_path: Path, git_home: Path
 ) -> None:
+    hostile = project_copy(hostile_runs[0], tmp_path)
     here = hostile.root.parent
     reports = ("--junit", "run.xml", "--summary", "run.md", "--report-stryker",
                "run.stryker.json", "--report-html", "run.html")
 
-    done = cli(hostile.root, "verify", "specs/calc.json", "--json", str(here / "run.json"),
-               *(str(here / word) if word.startswith("run.") else word for word in reports))
-    again = cli(here, "render", "run.json", *(word.replace("run.", "again.")
-                                              for word in reports))
+    with replaying(hostile_runs[1]):
+        done = in_process(
+            hostile.root, "verify", "specs/calc.json", "--json", str(here / "run.json"),
+            *(str(here / word) if word.startswith("run.") else word for word in reports))
+    again = in_process(here, "render", "run.json", *(word.replace("run.", "again.")
+                                                     for word in reports))
 
     assert done.code == 1, done.out + done.err
     assert "Traceback" not in done.err
@@ -174,7 +199,8 @@ def test_render_refuses_results_with_non_finite_or_negative_durations(
     assert count == 1
     (here / "forged.json").write_text(forged, "utf-8")
 
-    render = cli(here, "render", "forged.json", "--out", "evidence", "--junit", "f.xml",
+    run = cli if value == "Infinity" else in_process  # one a real child, the rest in process
+    render = run(here, "render", "forged.json", "--out", "evidence", "--junit", "f.xml",
                  "--summary", "f.md", "--report-stryker", "f.json", "--report-html", "f.html")
 
     assert render.code == 2, render.out + render.err
