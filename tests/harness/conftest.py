@@ -194,18 +194,22 @@ def recording(tmp_path_factory: pytest.TempPathFactory, name: str,
     return base
 
 
-def _record_green_calc(base: Path) -> None:
-    project = calc_project(base / "repo")
-    for args in ((), ("--json", str(base / "named.json"))):
-        green = run_cli(project.root, "verify", "specs/calc.json", *args)
-        assert green.code == 0, green.out + green.err
-
-
 @pytest.fixture(scope="session")
-def green_calc(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Made once a session: the calc project (`repo/`) verified green twice, into its default
-    results file and into `named.json` beside it; each test takes its own copy."""
-    return recording(tmp_path_factory, "green-calc", _record_green_calc)
+def green_calc(tmp_path_factory: pytest.TempPathFactory, calc_runs: tuple[Path, Any]) -> Path:
+    """Made once a session: the calc project (`repo/`) verified green twice (its real runs
+    replayed, `calc_runs`), into its default results file and into `named.json` beside it;
+    each test takes its own copy."""
+    from inproc import in_process
+    from replay import replaying
+
+    def record(base: Path) -> None:
+        project = project_copy(calc_runs[0], base)
+        with replaying(calc_runs[1]):
+            for args in ((), ("--json", str(base / "named.json"))):
+                green = in_process(project.root, "verify", "specs/calc.json", *args)
+                assert green.code == 0, green.out + green.err
+
+    return recording(tmp_path_factory, "green-calc", record)
 
 
 def _calc_repo(spec: Mapping[str, Any] | None) -> Callable[[Path], Path]:

@@ -136,7 +136,7 @@ class _Replay:
         changed = changed_paths(take.files, _digest(request.cwd))
         assert not changed, (
             f"the workspace of {'/'.join(_key(request))} is not the recorded run's: {changed}")
-        facts = _moved(take.facts, take.cwd, str(request.cwd.parent))
+        facts: RunFacts = _moved(take.facts, take.cwd, str(request.cwd.parent))
         log = request.scratch / "pytest.log"
         log.write_bytes(take.log)
         return dataclasses.replace(facts, log_path=str(log))

@@ -310,7 +310,7 @@ def test_since_selects_a_spec_whose_target_imports_a_helper_that_changed(
     project.write("src/limits.py", "FLOOR = 0\n")
     project.write("src/calc.py", "import limits\n\n" + (project.root / "src/calc.py").read_text())
     project.commit("calc imports a helper module")
-    base = recorded(project, cli)
+    base = recorded(project, in_process)
     project.write("src/limits.py", "FLOOR = 0  # the helper changed\n")
     project.commit("the helper changed")
 
@@ -343,7 +343,7 @@ def test_a_change_to_a_policy_named_with_dot_slash_in_the_config_selects_every_s
     project.write("mutharness.toml", 'platform-skips = "./policy/skips.json"\n')
     project.write("policy/skips.json", json.dumps({"version": 1, "platforms": {}}))
     project.commit("a skip policy, named with ./")
-    base = recorded(project, cli)
+    base = recorded(project, in_process)
     project.write("policy/skips.json", json.dumps(
         {"version": 1, "note": "changed", "platforms": {}}))
     project.commit("the policy changed")

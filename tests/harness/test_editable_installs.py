@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from conftest import CALC, Completed, Project, Venv, git, install
+from inproc import in_process
 from liverun import mutations_of, snapshot
 
 ProjectFactory = Callable[..., Project]
@@ -211,13 +212,12 @@ def test_a_pythonpath_variable_into_the_repository_is_moved_to_the_workspace(
 
 def test_a_pth_file_that_imports_the_package_at_start_up_is_refused_naming_it(
     make_project: ProjectFactory, make_venv: VenvFactory, tool_site: Path, wheelhouse: Path,
-    cli: Cli,
 ) -> None:
     project = package_project(make_project, "shapes", "src/", SETUPTOOLS)
     venv = editable(project, make_venv, tool_site, wheelhouse)
     venv.add_pth("zz_eager", "import shapes.core")  # imported before any hook could move it
 
-    done = cli(project.root, "verify", "specs/shapes.json", "--python", str(venv.python))
+    done = in_process(project.root, "verify", "specs/shapes.json", "--python", str(venv.python))
 
     assert done.code == 3, done.out + done.err
     assert "CAUGHT" not in done.out and "SURVIVED" not in done.out
@@ -228,13 +228,12 @@ def test_a_pth_file_that_imports_the_package_at_start_up_is_refused_naming_it(
 
 def test_a_non_editable_install_is_refused_before_any_mutant_naming_module_copy_and_fix(
     make_project: ProjectFactory, make_venv: VenvFactory, tool_site: Path, wheelhouse: Path,
-    cli: Cli,
 ) -> None:
     project = package_project(make_project, "shapes", "src/", SETUPTOOLS)
     venv = make_venv("tox-like", tools=tool_site)
     install(venv, wheelhouse, "--no-deps", project.root)  # a copy in site-packages, as tox does
 
-    done = cli(project.root, "verify", "specs/shapes.json", "--python", str(venv.python))
+    done = in_process(project.root, "verify", "specs/shapes.json", "--python", str(venv.python))
 
     assert done.code == 3, done.out + done.err
     assert "CAUGHT" not in done.out and "SURVIVED" not in done.out
@@ -265,7 +264,7 @@ def test_an_installed_copy_only_a_child_imports_is_refused_too(
 
 
 def test_a_mutant_in_a_module_no_test_imports_is_reported_as_never_imported(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     project = make_project()
     project.write("src/unused.py", "LIMIT = 10\n")
@@ -277,7 +276,7 @@ def test_a_mutant_in_a_module_no_test_imports_is_reported_as_never_imported(
     })
     project.commit("a module no test imports")
 
-    done = cli(project.root, "verify", "specs/calc.json", "--evidence", "../evidence")
+    done = in_process(project.root, "verify", "specs/calc.json", "--evidence", "../evidence")
 
     assert done.code == 0, done.out + done.err
     assert verdicts(project) == [("SURVIVED", False)]

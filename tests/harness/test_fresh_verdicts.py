@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import pytest
 from conftest import Completed, Project, Venv
+from inproc import in_process
 
 ProjectFactory = Callable[..., Project]
 VenvFactory = Callable[..., Venv]
@@ -158,13 +159,13 @@ def _verdicts(cli: Cli, project: Project, venv: Venv, name: str,
 
 @pytest.mark.parametrize("made", PROJECTS)
 def test_a_run_with_no_runner_option_gives_a_fresh_processs_verdict_whatever_start_up_did(
-    made: str, make_project: ProjectFactory, make_venv: VenvFactory, cli: Cli
+    made: str, make_project: ProjectFactory, make_venv: VenvFactory
 ) -> None:
     project, venv = PROJECTS[made](make_project, make_venv)
 
-    fresh, fresh_verdicts, _ = _verdicts(cli, project, venv, "fresh",
+    fresh, fresh_verdicts, _ = _verdicts(in_process, project, venv, "fresh",
                                          "--pytest-runner", "subprocess")
-    default, default_verdicts, results = _verdicts(cli, project, venv, "default")
+    default, default_verdicts, results = _verdicts(in_process, project, venv, "default")
 
     assert fresh.code == 0, fresh.out + fresh.err
     assert fresh_verdicts == (["CAUGHT"] if "getcwd" in made else ["SURVIVED", "CAUGHT"])
@@ -176,14 +177,14 @@ def test_a_run_with_no_runner_option_gives_a_fresh_processs_verdict_whatever_sta
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="the warm runner forks")
 @pytest.mark.parametrize("made", PROJECTS)
 def test_the_forked_runner_asked_for_gives_a_fresh_processs_verdict_whatever_start_up_did(
-    made: str, make_project: ProjectFactory, make_venv: VenvFactory, cli: Cli
+    made: str, make_project: ProjectFactory, make_venv: VenvFactory
 ) -> None:
     project, venv = PROJECTS[made](make_project, make_venv)
     evidence = project.root.parent / "evidence"
 
-    fresh, fresh_verdicts, _ = _verdicts(cli, project, venv, "fresh",
+    fresh, fresh_verdicts, _ = _verdicts(in_process, project, venv, "fresh",
                                          "--pytest-runner", "subprocess")
-    forked, forked_verdicts, results = _verdicts(cli, project, venv, "forked",
+    forked, forked_verdicts, results = _verdicts(in_process, project, venv, "forked",
                                                  "--pytest-runner", "forked",
                                                  "--evidence", str(evidence))
 

@@ -137,7 +137,7 @@ def _crlf_project(make_project: MakeProject, setup: str) -> Project:
 
 @pytest.mark.parametrize("setup", ["autocrlf", "gitattributes", "info-attributes"])
 def test_lf_anchors_land_on_a_crlf_checkout_with_crlf_splices_and_restore_byte_identical(
-    make_project: MakeProject, cli: Cli, tmp_path: Path, setup: str
+    make_project: MakeProject, tmp_path: Path, setup: str
 ) -> None:
     project = _crlf_project(make_project, setup)
     original = (project.root / "src/calc.py").read_bytes()
@@ -147,7 +147,7 @@ def test_lf_anchors_land_on_a_crlf_checkout_with_crlf_splices_and_restore_byte_i
     sandbox = Sandbox.under(tmp_path)
     before = snapshot(project.root)
 
-    done, results, evidence = _verify(project, cli, sandbox, tmp_path, "crlf")
+    done, results, evidence = _verify(project, in_process, sandbox, tmp_path, "crlf")
 
     assert done.code == 0, done.out + done.err
     mutations = results["specs"][0]["mutations"]
@@ -219,7 +219,7 @@ def _latin_1_project(make_project: MakeProject, mutations: list[dict[str, Any]])
 
 
 def test_an_ascii_anchor_in_a_latin_1_target_lands_leaving_every_other_byte_and_restores_exactly(
-    make_project: MakeProject, cli: Cli, tmp_path: Path
+    make_project: MakeProject, tmp_path: Path
 ) -> None:
     project = _latin_1_project(make_project, [
         {"name": "the answer is off by one", "file": "src/legacy.py",
@@ -228,7 +228,7 @@ def test_an_ascii_anchor_in_a_latin_1_target_lands_leaving_every_other_byte_and_
     sandbox = Sandbox.under(tmp_path)
     before = snapshot(project.root)
 
-    done, results, evidence = _verify(project, cli, sandbox, tmp_path, "legacy")
+    done, results, evidence = _verify(project, in_process, sandbox, tmp_path, "legacy")
 
     assert done.code == 0, done.out + done.err
     (result,) = results["specs"][0]["mutations"]
