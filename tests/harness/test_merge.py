@@ -1,9 +1,9 @@
-"""`verify --shard k/n` and `mutharness merge`: real shards of a real run, merged into one."""
+"""`verify --shard k/n` and `mutharness merge`: shards of a real run (its runs replayed), merged."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -18,9 +18,9 @@ from conftest import (
     edit_json,
     git,
     recording,
-    run_cli,
 )
 from inproc import in_process
+from replay import Recording, record, replaying
 
 from mutharness.lab.joining import completed
 from mutharness.model.merging import joined
@@ -33,27 +33,37 @@ Cli = Callable[..., Completed]
 RECORDED_SHARDS = ((1, 2), (2, 2))
 
 
-def _record(base: Path) -> None:
-    made = calc_project(base / "repo")
-    made.spec("bounds", BOUNDS, commit=True)
-    for k, n in RECORDED_SHARDS:
-        _run_shard(made, run_cli, k, n)
-    whole = run_cli(made.root, "verify", "specs", "--evidence", str(base / "one"))
-    assert whole.code == 0, whole.out + whole.err
-
-
 @pytest.fixture(scope="session")
-def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Recording]:
     """Made once a session: the calc project with two specs (bounds, 3 mutations; calc, 2),
-    its shards 1/2 and 2/2 beside it, and one unsharded run with its evidence (`one/`)."""
-    return recording(tmp_path_factory, "merge", _record)
+    one real unsharded run with its evidence (`one/`) and its runs, and its shards 1/2 and
+    2/2 beside it (replaying those runs)."""
+    runs = Recording()
+
+    def record_runs(base: Path) -> None:
+        made = calc_project(base / "repo")
+        made.spec("bounds", BOUNDS, commit=True)
+        with pytest.MonkeyPatch.context() as patch:
+            kept = record(patch)
+            whole = in_process(made.root, "verify", "specs", "--evidence", str(base / "one"))
+            assert whole.code == 0, whole.out + whole.err
+        runs.takes.update(kept.takes)
+        runs.versions.update(kept.versions)
+        with replaying(runs):
+            for k, n in RECORDED_SHARDS:
+                _run_shard(made, k, n)
+
+    return recording(tmp_path_factory, "merge", record_runs), runs
 
 
 @pytest.fixture
-def project(recorded: Path, tmp_path: Path, git_home: Path) -> Project:
-    """A copy of the recorded project and its shards and evidence: a test edits its own."""
-    copy_recording(recorded, tmp_path)
-    return Project(tmp_path / "repo")
+def project(recorded: tuple[Path, Recording], tmp_path: Path,
+            git_home: Path) -> Iterator[Project]:
+    """A copy of the recorded project and its shards and evidence: a test edits its own; a
+    verify in the test's process replays the recorded runs."""
+    copy_recording(recorded[0], tmp_path)
+    with replaying(recorded[1]):
+        yield Project(tmp_path / "repo")
 
 
 def out_of(project: Project) -> tuple[str, str]:
@@ -61,17 +71,18 @@ def out_of(project: Project) -> tuple[str, str]:
     return "--json", str(project.root.parent / "out.json")
 
 
-def _run_shard(project: Project, cli: Cli, k: int, n: int) -> Path:
+def _run_shard(project: Project, k: int, n: int) -> Path:
     out = project.root.parent / f"shard-{k}-of-{n}.json"
-    done = cli(project.root, "verify", "specs", "--shard", f"{k}/{n}", "--json", str(out))
+    done = in_process(project.root, "verify", "specs", "--shard", f"{k}/{n}", "--json",
+                      str(out))
     assert done.code == 0, done.out + done.err
     return out
 
 
-def shard(project: Project, cli: Cli, k: int, n: int) -> Path:
-    """Shard k/n's results: the recorded run's copy beside `project`, else a real run now."""
+def shard(project: Project, k: int, n: int) -> Path:
+    """Shard k/n's results: the recorded copy beside `project`, else a run now (replayed)."""
     out = project.root.parent / f"shard-{k}-of-{n}.json"
-    return out if (k, n) in RECORDED_SHARDS else _run_shard(project, cli, k, n)
+    return out if (k, n) in RECORDED_SHARDS else _run_shard(project, k, n)
 
 
 def names(path: Path) -> dict[str, list[int]]:
@@ -79,9 +90,9 @@ def names(path: Path) -> dict[str, list[int]]:
     return {spec["id"]: [m["index"] for m in spec["mutations"]] for spec in document["specs"]}
 
 
-def test_each_shard_runs_only_its_mutations_and_says_which(project: Project, cli: Cli) -> None:
-    first = shard(project, cli, 1, 2)
-    second = shard(project, cli, 2, 2)
+def test_each_shard_runs_only_its_mutations_and_says_which(project: Project) -> None:
+    first = shard(project, 1, 2)
+    second = shard(project, 2, 2)
 
     assert names(first) == {"bounds": [0, 1]}
     assert names(second) == {"bounds": [2], "calc": [0, 1]}
@@ -93,7 +104,7 @@ def test_each_shard_runs_only_its_mutations_and_says_which(project: Project, cli
 def test_two_merged_shards_give_the_results_and_evidence_of_one_unsharded_run(
     project: Project, cli: Cli
 ) -> None:
-    shards = [shard(project, cli, 2, 2), shard(project, cli, 1, 2)]  # any order
+    shards = [shard(project, 2, 2), shard(project, 1, 2)]  # any order
 
     merged_json = project.root.parent / "merged.json"
     done = cli(project.root, "merge", *map(str, shards), "--json", str(merged_json),
@@ -111,8 +122,8 @@ def test_two_merged_shards_give_the_results_and_evidence_of_one_unsharded_run(
     assert names(merged_json) == {"bounds": [0, 1, 2], "calc": [0, 1]}
 
 
-def test_a_missing_shard_is_refused_naming_its_mutations(project: Project, cli: Cli) -> None:
-    first = shard(project, cli, 1, 2)
+def test_a_missing_shard_is_refused_naming_its_mutations(project: Project) -> None:
+    first = shard(project, 1, 2)
 
     done = in_process(project.root, "merge", str(first), *out_of(project))
 
@@ -123,9 +134,9 @@ def test_a_missing_shard_is_refused_naming_its_mutations(project: Project, cli: 
     assert not (project.root.parent / "out.json").exists()
 
 
-def test_a_shard_given_twice_is_refused_naming_both_files(project: Project, cli: Cli) -> None:
-    first = shard(project, cli, 1, 2)
-    second = shard(project, cli, 2, 2)
+def test_a_shard_given_twice_is_refused_naming_both_files(project: Project) -> None:
+    first = shard(project, 1, 2)
+    second = shard(project, 2, 2)
     again = project.root.parent / "again.json"
     again.write_bytes(first.read_bytes())
 
@@ -138,10 +149,10 @@ def test_a_shard_given_twice_is_refused_naming_both_files(project: Project, cli:
 
 
 def test_shards_of_different_commits_or_spec_bytes_are_refused(
-    project: Project, cli: Cli
+    project: Project
 ) -> None:
-    first = shard(project, cli, 1, 2)
-    second = shard(project, cli, 2, 2)
+    first = shard(project, 1, 2)
+    second = shard(project, 2, 2)
     head = git(project.root, "rev-parse", "HEAD").strip()
     edit_json(second, lambda d: d.update(commit="0" * 40))
 
@@ -157,9 +168,9 @@ def test_shards_of_different_commits_or_spec_bytes_are_refused(
     assert f"{second} plans another run than {first}" in done.err
 
 
-def test_shards_whose_baselines_ran_other_tests_are_refused(project: Project, cli: Cli) -> None:
-    first = shard(project, cli, 1, 2)
-    second = shard(project, cli, 2, 2)
+def test_shards_whose_baselines_ran_other_tests_are_refused(project: Project) -> None:
+    first = shard(project, 1, 2)
+    second = shard(project, 2, 2)
 
     def drop_a_test(document: dict[str, Any]) -> None:
         bounds = next(s for s in document["specs"] if s["id"] == "bounds")
@@ -181,12 +192,12 @@ def test_a_results_file_that_is_not_a_shard_is_refused(project: Project) -> None
     assert f"{results} is not a shard's results (verify --shard k/n writes those)" in done.err
 
 
-def test_a_shard_renders_no_evidence_of_its_own(project: Project, cli: Cli) -> None:
+def test_a_shard_renders_no_evidence_of_its_own(project: Project) -> None:
     done = in_process(project.root, "verify", "specs", "--shard", "1/2", "--evidence", "ev")
     assert done.code == 2
     assert "--shard with --evidence: a shard holds part of a run" in done.err
 
-    first = shard(project, cli, 1, 2)
+    first = shard(project, 1, 2)
     done = in_process(project.root, "render", str(first), "--out", "ev")
     assert done.code == 2
     assert "shard 1/2's results, part of a run: merge the shards first" in done.err
@@ -215,10 +226,10 @@ def test_a_shard_that_would_stop_at_the_first_unexpected_result_is_refused(
 
 
 def test_shards_run_by_other_tools_are_refused_naming_them_but_not_where_python_lives(
-    project: Project, cli: Cli
+    project: Project
 ) -> None:
-    first = shard(project, cli, 1, 2)
-    second = shard(project, cli, 2, 2)
+    first = shard(project, 1, 2)
+    second = shard(project, 2, 2)
     edit_json(second, lambda d: d["tool"].update(python_executable="/elsewhere/bin/python"))
     assert in_process(project.root, "merge", str(first), str(second),
                       *out_of(project)).code == 0
@@ -231,9 +242,9 @@ def test_shards_run_by_other_tools_are_refused_naming_them_but_not_where_python_
         f"{pytest_version}" in done.err
 
 
-def test_shards_run_with_other_settings_are_refused(project: Project, cli: Cli) -> None:
-    first = shard(project, cli, 1, 2)
-    second = shard(project, cli, 2, 2)
+def test_shards_run_with_other_settings_are_refused(project: Project) -> None:
+    first = shard(project, 1, 2)
+    second = shard(project, 2, 2)
     edit_json(second, lambda d: d["settings"].update(changed={"timeout-floor": 99}))
 
     done = in_process(project.root, "merge", str(first), str(second), *out_of(project))
@@ -243,10 +254,10 @@ def test_shards_run_with_other_settings_are_refused(project: Project, cli: Cli) 
 
 
 def test_shards_whose_specs_were_named_in_another_order_still_merge(
-    project: Project, cli: Cli
+    project: Project
 ) -> None:
-    first = shard(project, cli, 1, 2)
-    second = shard(project, cli, 2, 2)
+    first = shard(project, 1, 2)
+    second = shard(project, 2, 2)
     edit_json(second, lambda d: d["shard"]["plan"].reverse())  # the specs named the other way
 
     done = in_process(project.root, "merge", str(first), str(second), *out_of(project))
@@ -256,9 +267,9 @@ def test_shards_whose_specs_were_named_in_another_order_still_merge(
 
 
 def test_what_stopped_workers_finished_is_kept_with_a_part_stopped_after_its_last_mutation(
-    project: Project, cli: Cli
+    project: Project
 ) -> None:
-    run = from_json(json.loads(shard(project, cli, 2, 2).read_text("utf-8")))
+    run = from_json(json.loads(shard(project, 2, 2).read_text("utf-8")))
     assert run.shard is not None
     specs, wanted = tuple(s.spec for s in run.specs), run.shard.assigned()
     given = {"w": {spec: set(indices) for spec, indices in wanted.items()}}
@@ -277,9 +288,9 @@ def test_what_stopped_workers_finished_is_kept_with_a_part_stopped_after_its_las
 
 
 def test_a_baseline_refused_in_one_part_and_measured_in_another_leaves_no_verdict(
-    project: Project, cli: Cli
+    project: Project
 ) -> None:
-    run = from_json(json.loads(shard(project, cli, 2, 2).read_text("utf-8")))
+    run = from_json(json.loads(shard(project, 2, 2).read_text("utf-8")))
     calc = run.specs[1]
     said = "baseline: 3 passed, expected 4"
     refused = replace(calc, mutations=(), error=said, baseline=None)
