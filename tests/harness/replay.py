@@ -167,11 +167,11 @@ def replaying(recording: Recording) -> Iterator[Recording]:
 
 
 def recorded_verify(tmp_path_factory: pytest.TempPathFactory, name: str,
-                    make: Callable[[Path], Path], *args: str,
-                    exit_code: int = 0) -> tuple[Path, Recording]:
+                    make: Callable[[Path], Path], *args: str, exit_code: int = 0,
+                    env: Mapping[str, str] | None = None) -> tuple[Path, Recording]:
     """A project made once a session by `make(directory)` (it returns the repository) and
-    verified for real once in this process (`mutharness verify ARGS`, which must exit with
-    `exit_code`):
+    verified for real once in this process (`mutharness verify ARGS` with `env` as the whole
+    environment, which must exit with `exit_code`):
     the directory as it was before that run, for each test to take a copy of
     (`copy_recording`), and the run's runs."""
     from conftest import recording as made_once
@@ -183,7 +183,7 @@ def recorded_verify(tmp_path_factory: pytest.TempPathFactory, name: str,
         root = make(base)
         with pytest.MonkeyPatch.context() as patch:
             kept = record(patch)
-            done = in_process(root, "verify", *args)
+            done = in_process(root, "verify", *args, env=env)
             assert done.code == exit_code, done.out + done.err
         shutil.rmtree(root / ".mutharness")  # each copy starts as the recorded run did
         runs.takes.update(kept.takes)

@@ -10,11 +10,13 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import BOUNDS, Completed, Project, default_spec, git
+from conftest import BOUNDS, Completed, Project, calc_project, default_spec, git, project_copy
+from inproc import in_process
+from replay import Recording, recorded_verify, replaying
 
 from mutharness.model.results import from_json, to_json
 from mutharness.repo.workspace import MARKER
@@ -33,14 +35,28 @@ def pytest_sessionstart(session):
 '''
 
 
-@pytest.fixture
-def project(make_project: ProjectFactory) -> Project:
-    """The calc project with two specs (5 mutations) and a conftest that logs every run."""
-    made = make_project()
+def _two_specs(base: Path) -> Path:
+    made = calc_project(base / "repo")
     made.spec("bounds", BOUNDS)
     made.write("tests/conftest.py", RECORDING)
     made.commit("two specs; every run logged")
-    return made
+    return made.root
+
+
+@pytest.fixture(scope="session")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Recording]:
+    """Made once a session: `project` as committed and the real runs of its -j 1 verify."""
+    log = tmp_path_factory.mktemp("runs-log") / "recorded.log"
+    return recorded_verify(tmp_path_factory, "parallel-runs", _two_specs, "specs",
+                           env={**os.environ, "RUNS_LOG": str(log)})
+
+
+@pytest.fixture
+def project(runs: tuple[Path, Recording], tmp_path: Path, git_home: Path) -> Iterator[Project]:
+    """The calc project with two specs (5 mutations) and a conftest that logs every run; a
+    -j 1 verify in the test's process replays the recorded runs, a -j 2 one runs its own."""
+    with replaying(runs[1]):
+        yield project_copy(runs[0], tmp_path)
 
 
 def env_logging(project: Project, name: str) -> dict[str, str]:
@@ -61,8 +77,8 @@ def timeless(path: Path) -> dict[str, object]:
 
 def test_j2_shows_the_console_results_and_evidence_of_j1(project: Project, cli: Cli) -> None:
     here = project.root.parent
-    one = cli(project.root, "verify", "specs", "--json", str(here / "one.json"),
-              "--evidence", str(here / "one"), env=env_logging(project, "one.log"))
+    one = in_process(project.root, "verify", "specs", "--json", str(here / "one.json"),
+                     "--evidence", str(here / "one"))  # -j 1: the recorded runs
     two = cli(project.root, "verify", "specs", "-j", "2", "--json", str(here / "two.json"),
               "--evidence", str(here / "two"), env=env_logging(project, "two.log"))
 
@@ -83,17 +99,17 @@ def test_a_shard_run_with_j2_is_that_shard_run_with_j1_and_merges_with_the_other
     project: Project, cli: Cli
 ) -> None:
     here = project.root.parent
-    runs = {}
-    for jobs in ("1", "2"):
-        runs[jobs] = cli(project.root, "verify", "specs", "--shard", "2/2", "-j", jobs,
-                         "--json", str(here / f"j{jobs}.json"),
-                         env=env_logging(project, f"j{jobs}.log"))
-    first = cli(project.root, "verify", "specs", "--shard", "1/2", "--json",
-                str(here / "first.json"), env=env_logging(project, "first.log"))
-    merged = cli(project.root, "merge", str(here / "first.json"), str(here / "j2.json"), "--json",
-                 str(here / "merged.json"))
-    whole = cli(project.root, "verify", "specs", "--json", str(here / "whole.json"),
-                env=env_logging(project, "whole.log"))
+    runs = {  # -j 1 in the test's process (the recorded runs), -j 2 its own real workers
+        "1": in_process(project.root, "verify", "specs", "--shard", "2/2", "--json",
+                        str(here / "j1.json")),
+        "2": cli(project.root, "verify", "specs", "--shard", "2/2", "-j", "2", "--json",
+                 str(here / "j2.json"), env=env_logging(project, "j2.log")),
+    }
+    first = in_process(project.root, "verify", "specs", "--shard", "1/2", "--json",
+                       str(here / "first.json"))
+    merged = in_process(project.root, "merge", str(here / "first.json"), str(here / "j2.json"),
+                        "--json", str(here / "merged.json"))
+    whole = in_process(project.root, "verify", "specs", "--json", str(here / "whole.json"))
 
     for done in (*runs.values(), first, merged, whole):
         assert done.code == 0, done.out + done.err
