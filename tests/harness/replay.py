@@ -20,6 +20,7 @@ this process are reached (`inproc.in_process`, `conftest.verify_here`), never `-
 from __future__ import annotations
 
 import dataclasses
+import os
 import shutil
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -47,10 +48,16 @@ def _digest(cwd: Path) -> dict[str, str]:
     return tree_digest(cwd, skip=frozenset({".git"}))
 
 
+def _asked(request: RunRequest) -> RunRequest:
+    """What a request asks for, wherever it runs: its tests, limit and way of running them."""
+    return dataclasses.replace(request, cwd=Path(), scratch=Path())
+
+
 @dataclass(frozen=True)
 class Take:
-    """One recorded run: where it ran, what it saw there and what it observed."""
+    """One recorded run: what was asked, where it ran, what it saw there and observed."""
 
+    asked: RunRequest
     cwd: str
     files: Mapping[str, str]
     facts: RunFacts
@@ -100,11 +107,17 @@ class _Recording:
         return versions
 
     def run(self, request: RunRequest) -> RunFacts:
+        key = _key(request)
+        assert key not in self.recording.takes, f"{'/'.join(key)} was recorded already"
         files = _digest(request.cwd)
         facts = self.real.run(request)
+        # A replay writes nothing into the workspace: only runs that left it as they found it
+        # can be handed back (what a run writes is settled afterwards, and seen there).
+        assert _digest(request.cwd) == files, f"the run of {'/'.join(key)} changed its workspace"
         log = Path(facts.log_path)
-        self.recording.takes[_key(request)] = Take(
-            str(request.cwd.parent), files, facts, log.read_bytes() if log.is_file() else b"",
+        self.recording.takes[key] = Take(
+            _asked(request), str(request.cwd.parent), files, facts,
+            log.read_bytes() if log.is_file() else b"",
         )
         return facts
 
@@ -123,7 +136,8 @@ class _Replay:
         return self.recording.versions[self.real.name]
 
     def prove(self, request: RunRequest, baseline: RunFacts) -> None:
-        """Nothing: the recorded runs are a fresh process's, each of them."""
+        """Nothing: each run hands back the recorded one, whichever runner made it (the
+        recordings here are made with the default runner: a fresh process per run)."""
 
     def close(self) -> None:
         self.real.close()
@@ -133,6 +147,9 @@ class _Replay:
         assert take is not None, (
             f"no recorded run of {'/'.join(_key(request))}: recorded are "
             f"{sorted('/'.join(key) for key in self.recording.takes)}")
+        assert _asked(request) == take.asked, (
+            f"the run of {'/'.join(_key(request))} asks for {_asked(request)}, the recorded "
+            f"run was {take.asked}")
         changed = changed_paths(take.files, _digest(request.cwd))
         assert not changed, (
             f"the workspace of {'/'.join(_key(request))} is not the recorded run's: {changed}")
@@ -170,8 +187,8 @@ def recorded_verify(tmp_path_factory: pytest.TempPathFactory, name: str,
                     make: Callable[[Path], Path], *args: str, exit_code: int = 0,
                     env: Mapping[str, str] | None = None) -> tuple[Path, Recording]:
     """A project made once a session by `make(directory)` (it returns the repository) and
-    verified for real once in this process (`mutharness verify ARGS` with `env` as the whole
-    environment, which must exit with `exit_code`):
+    verified for real once in this process (`mutharness verify ARGS` with `env` added to the
+    isolated environment `conftest.recording` sets, which must exit with `exit_code`):
     the directory as it was before that run, for each test to take a copy of
     (`copy_recording`), and the run's runs."""
     from conftest import recording as made_once
@@ -183,7 +200,7 @@ def recorded_verify(tmp_path_factory: pytest.TempPathFactory, name: str,
         root = make(base)
         with pytest.MonkeyPatch.context() as patch:
             kept = record(patch)
-            done = in_process(root, "verify", *args, env=env)
+            done = in_process(root, "verify", *args, env={**os.environ, **(env or {})})
             assert done.code == exit_code, done.out + done.err
         shutil.rmtree(root / ".mutharness")  # each copy starts as the recorded run did
         runs.takes.update(kept.takes)

@@ -10,19 +10,14 @@ from conftest import copy_recording, git
 from inproc import in_process
 from replay import Recording, replaying
 
-
-def _timeless(value: Any) -> Any:
-    """A results document without its measured durations (two real runs differ in them)."""
-    if isinstance(value, dict):
-        return {key: _timeless(item) for key, item in value.items() if key != "duration_s"}
-    if isinstance(value, list):
-        return [_timeless(item) for item in value]
-    return value
+from mutharness.model.results import from_json, to_json
 
 
 def _mutations(root: Path) -> list[Any]:
+    """The mutations of the run's results, without what two real runs differ in (durations
+    and the timeouts made from them)."""
     document = json.loads((root / ".mutharness" / "results.json").read_text("utf-8"))
-    return list(_timeless(document["specs"][0]["mutations"]))
+    return list(to_json(from_json(document), timings=False)["specs"][0]["mutations"])
 
 
 def test_a_replayed_verify_prints_and_writes_what_the_real_run_did(
@@ -79,3 +74,16 @@ def test_a_replay_of_a_scenario_never_recorded_fails_the_test(
 
     assert done.code == 70, done.out + done.err
     assert "no recorded run of calc/baseline-3" in done.err
+
+
+def test_a_replay_of_a_run_asked_for_otherwise_fails_the_test(
+    calc_runs: tuple[Path, Recording], tmp_path: Path, git_home: Path
+) -> None:
+    recorded, runs = calc_runs
+    copy_recording(recorded, tmp_path)
+
+    with replaying(runs):
+        done = in_process(tmp_path / "repo", "verify", "specs/calc.json", "--timeout-floor", "99")
+
+    assert done.code == 70, done.out + done.err
+    assert "the run of calc/mutant-1 asks for " in done.err  # its limit is another one
