@@ -6,7 +6,9 @@ as `python -m mutharness` runs it: a usage error 2, `_Main`'s 70 for an exceptio
 expected, every `sys.exit` as given) and the two streams apart. What a command changes in the
 process is put back: the working directory, the whole environment (`prepare_process` deletes
 git's variables, `configure_git` adds GitPython's), the signal handlers, the standard streams
-(click's `CliRunner`). An exception that escapes click fails the test with its traceback.
+(click's `CliRunner`), Linux's child-subreaper flag (a run sets it; the pytest-xdist worker
+must not adopt later tests' orphans). An exception that escapes click fails the test with its
+traceback.
 
 It is for every command whose test checks what the command decides and writes: `check`,
 `merge`, `render`, `evidence-check`, what is refused before any test runs (usage errors,
@@ -23,8 +25,9 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from conftest import Completed
@@ -45,6 +48,35 @@ def kept_environ() -> Iterator[None]:
         os.environ.update(saved)
 
 
+_PR_SET_CHILD_SUBREAPER = 36
+_PR_GET_CHILD_SUBREAPER = 37
+
+
+@contextmanager
+def kept_subreaper() -> Iterator[None]:
+    """Linux: this process's child-subreaper flag as it was (a run makes itself the subreaper
+    of what it starts, for good, as a command's process may), and no child the body left
+    behind that has ended and is not reaped (a zombie)."""
+    if sys.platform != "linux":
+        yield
+        return
+    import ctypes
+
+    from mutharness.process import children
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    flag = ctypes.c_int()
+    libc.prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0)
+    before = children()
+    try:
+        yield
+    finally:
+        libc.prctl(_PR_SET_CHILD_SUBREAPER, flag.value, 0, 0, 0)
+        for pid in children() - before:
+            with suppress(ChildProcessError, OSError):
+                os.waitpid(pid, os.WNOHANG)
+
+
 def _runner() -> object:
     from click.testing import CliRunner
 
@@ -62,7 +94,7 @@ def in_process(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> C
     runner = _runner()
     handlers = {number: signal.getsignal(number) for number in _SIGNALS}
     here = os.getcwd()
-    with kept_environ():
+    with kept_environ(), kept_subreaper():
         if env is not None:
             os.environ.clear()
             os.environ.update(env)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -106,3 +107,24 @@ def test_an_exception_nothing_expected_exits_70_in_process(
     assert done.err.endswith("this is a bug, please report it with the traceback\n")
     assert done.out == ""
 
+
+
+def _subreaper() -> int:
+    import ctypes
+
+    flag = ctypes.c_int()
+    ctypes.CDLL(None, use_errno=True).prctl(37, ctypes.byref(flag), 0, 0, 0)
+    return flag.value
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a Linux process flag")
+def test_an_in_process_run_leaves_the_test_s_process_no_child_subreaper(
+    make_project: Callable[..., Project]
+) -> None:
+    project = make_project()
+    before = _subreaper()
+
+    done = in_process(project.root, "verify", "specs/calc.json")
+
+    assert done.code == 0, done.out + done.err
+    assert _subreaper() == before == 0  # orphans of later tests' children are not ours
