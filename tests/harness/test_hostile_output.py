@@ -2,11 +2,12 @@
 
 The tests' own names (file names here: pytest escapes the ids it makes) and a spec's texts
 are chosen by whoever wrote them, and a CI log obeys some of its lines (GitHub's workflow
-commands: `::add-mask::`, `::error::` at a line's start, `##[...]` anywhere in it). Each test
-runs the real command line on a real committed repository whose test files are named to
-break lines, move the cursor, forge workflow commands and hold bytes that are not UTF-8.
-The console test runs the real command line in a child; the summary and reports tests replay
-the real runs of the same repository, recorded once a session (`replay`), in this process.
+commands: `::add-mask::`, `::error::` at a line's start, `##[...]` anywhere in it). The tests
+run on a real committed repository whose test files are named to break lines, move the
+cursor, forge workflow commands and hold bytes that are not UTF-8. The console test runs the
+real command line in a child; the summary and reports tests replay the real runs of the same
+repository, recorded once a session (`replay`), in this process, and most render refusals run
+`render` in this process too (one value stays on the child).
 """
 
 from __future__ import annotations

@@ -82,7 +82,7 @@ def test_no_repository_hook_global_hook_or_fsmonitor_runs_during_a_verify(
 
 @pytest.mark.skipif(sys.platform == "win32", reason="a POSIX shell script stands in for git")
 def test_a_git_planted_in_the_repository_never_runs_even_with_dot_on_PATH(
-    make_project: MakeProject, tmp_path: Path
+    make_project: MakeProject, cli: Cli, tmp_path: Path
 ) -> None:
     project = make_project(spec=ONE_MUTATION_SPEC)
     log = tmp_path / "planted-ran.log"
@@ -92,7 +92,7 @@ def test_a_git_planted_in_the_repository_never_runs_even_with_dot_on_PATH(
     path = os.pathsep.join([".", "", str(project.root), os.environ["PATH"]])
     env = sandbox.env(PATH=path)
 
-    done = in_process(project.root, "verify", "specs/calc.json", env=env)
+    done = cli(project.root, "verify", "specs/calc.json", env=env)
 
     assert done.code == 0, done.out + done.err
     assert _ran(log) == []
@@ -113,7 +113,8 @@ def test_without_git_on_PATH_verify_exits_5_with_one_clear_line(
     _assert_one_line_error(done, "git", "not found")
 
 
-def test_outside_a_git_repository_verify_exits_5_with_one_clear_line(git_home: Path, tmp_path: Path
+def test_outside_a_git_repository_verify_exits_5_with_one_clear_line(
+    git_home: Path, tmp_path: Path
 ) -> None:
     plain = tmp_path / "plain"
     (plain / "specs").mkdir(parents=True)
@@ -124,7 +125,8 @@ def test_outside_a_git_repository_verify_exits_5_with_one_clear_line(git_home: P
     _assert_one_line_error(done, "not inside a git repository")
 
 
-def test_an_unborn_HEAD_makes_verify_exit_5_with_one_clear_line(git_home: Path, tmp_path: Path
+def test_an_unborn_HEAD_makes_verify_exit_5_with_one_clear_line(
+    git_home: Path, tmp_path: Path
 ) -> None:
     unborn = tmp_path / "unborn"
     (unborn / "specs").mkdir(parents=True)
@@ -138,7 +140,7 @@ def test_an_unborn_HEAD_makes_verify_exit_5_with_one_clear_line(git_home: Path, 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="a POSIX shell script stands in for git")
 def test_a_git_older_than_2_30_makes_verify_exit_5_with_one_clear_line(
-    make_project: MakeProject, tmp_path: Path
+    make_project: MakeProject, cli: Cli, tmp_path: Path
 ) -> None:
     project = make_project()
     old = tmp_path / "old-git"
@@ -148,7 +150,7 @@ def test_a_git_older_than_2_30_makes_verify_exit_5_with_one_clear_line(
     fake.chmod(0o755)
     env = Sandbox.under(tmp_path).env(PATH=str(old))
 
-    done = in_process(project.root, "verify", "specs/calc.json", env=env)
+    done = cli(project.root, "verify", "specs/calc.json", env=env)
 
     _assert_one_line_error(done, "git version 2.20.1", "too old")
     assert "2.30" in done.err

@@ -1,4 +1,4 @@
-"""CRLF checkouts and non-UTF-8 targets, end to end through the real command line.
+"""CRLF checkouts and non-UTF-8 targets, end to end through the command line (real git and pytest).
 
 A spec's anchors are written with LF. When the user's checkout has CRLF line endings (Windows'
 `core.autocrlf=true`, or `.gitattributes` `eol=crlf` on any platform) the anchor is matched with

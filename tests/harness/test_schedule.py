@@ -6,8 +6,10 @@ import json
 import signal
 import subprocess
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -158,10 +160,11 @@ def test_a_worker_waiting_on_its_feed_stops_as_if_terminated_when_its_parent_is_
     def slept(seconds: float) -> None:
         raise AssertionError("the worker waited before it looked at its parent")
 
-    monkeypatch.setattr(feed.time, "sleep", slept)  # it looks first, then every LIVENESS_S
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True)  # exited and reaped
     waiting = feed.Feed(tmp_path / "feed.jsonl", parent=int(gone.stdout))
+    # the feed's own clock: it looks first, then every LIVENESS_S (the process's time is kept)
+    monkeypatch.setattr(feed, "time", SimpleNamespace(monotonic=time.monotonic, sleep=slept))
 
     with pytest.raises(Interrupted) as stopped:
         next(waiting.items())

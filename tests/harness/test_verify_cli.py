@@ -1,4 +1,5 @@
-"""`mutharness verify` end to end: real git repositories, real pytest children, the real CLI."""
+"""`mutharness verify` end to end: real git repositories, real pytest children, the real CLI (a
+child where the test names what only a process shows, else in the test's process)."""
 
 from __future__ import annotations
 
@@ -128,7 +129,7 @@ def test_a_mutant_killed_by_more_tests_than_shown_says_how_many_more(
 
 
 def test_unexpected_results_are_marked_listed_with_a_hint_and_exit_1(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     spec = default_spec(
         tests=["tests/test_calc.py", "tests/test_more.py"],
@@ -147,7 +148,7 @@ def test_unexpected_results_are_marked_listed_with_a_hint_and_exit_1(
     project.write("tests/test_more.py", TEST_MORE)
     project.commit("more tests")
 
-    done = cli(project.root, "verify", "specs/calc.json", env=utf8_env())
+    done = in_process(project.root, "verify", "specs/calc.json", env=utf8_env())
 
     assert done.code == 1, done.out + done.err
     lines = done.out.splitlines()
@@ -242,7 +243,7 @@ def test_each_line_reaches_a_pipe_while_the_run_is_still_going(
 
 
 def test_untrustworthy_and_timed_out_runs_are_never_evidence_and_the_run_goes_on(
-    make_project: ProjectFactory, cli: Cli, tmp_path: Path
+    make_project: ProjectFactory, tmp_path: Path
 ) -> None:
     spec = default_spec(mutations=[
         {"name": "is_adult loses its colon (import breaks)", "file": "src/calc.py",
@@ -261,7 +262,7 @@ def test_untrustworthy_and_timed_out_runs_are_never_evidence_and_the_run_goes_on
     project = make_project(spec=spec)
     out = tmp_path / "results.json"
 
-    done = cli(
+    done = in_process(
         project.root, "verify", "specs/calc.json", "--json", str(out),
         "--timeout-floor", "3", "--timeout-factor", "1", "--timeout-constant", "2",
         env=utf8_env(),
@@ -314,7 +315,7 @@ def test_untrustworthy_and_timed_out_runs_are_never_evidence_and_the_run_goes_on
 
 
 def test_fail_fast_stops_at_the_first_unexpected_result(
-    make_project: ProjectFactory, cli: Cli
+    make_project: ProjectFactory
 ) -> None:
     spec = default_spec(mutations=[
         {"name": "eighteen is no longer pinned", "file": "src/calc.py",
@@ -323,7 +324,7 @@ def test_fail_fast_stops_at_the_first_unexpected_result(
     ])
     project = make_project(spec=spec)
 
-    done = cli(project.root, "verify", "specs/calc.json", "--fail-fast", env=utf8_env())
+    done = in_process(project.root, "verify", "specs/calc.json", "--fail-fast", env=utf8_env())
 
     assert done.code == 1, done.out + done.err
     assert [line.split()[1] for line in mutation_lines(done.out)] == ["SURVIVED"]
