@@ -466,7 +466,11 @@ def verify_here() -> Callable[..., tuple[Any, Recorder]]:
             cli_options=cli,
             **settings,
         )
-        return execute(chosen, recorder, dict(os.environ if environ is None else environ)), recorder
+        from inproc import kept_subreaper  # a run makes its process a subreaper: not the worker
+
+        with kept_subreaper():
+            result = execute(chosen, recorder, dict(os.environ if environ is None else environ))
+        return result, recorder
 
     return run
 
