@@ -91,8 +91,8 @@ def _moved(value: Any, old: str, new: str) -> Any:
     return value
 
 
-class _Recording:
-    """A real runner whose every run is also kept in `recording`."""
+class _Wrapped:
+    """A runner standing in for a real one: what it does not define, the real one does."""
 
     def __init__(self, real: Runner, recording: Recording) -> None:
         self.real = real
@@ -100,6 +100,10 @@ class _Recording:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.real, name)
+
+
+class _Recording(_Wrapped):
+    """A real runner whose every run is also kept in `recording`."""
 
     def start(self) -> Mapping[str, str]:
         versions = self.real.start()
@@ -122,15 +126,8 @@ class _Recording:
         return facts
 
 
-class _Replay:
+class _Replay(_Wrapped):
     """A runner that hands back the recorded run of each scenario, moved to this workspace."""
-
-    def __init__(self, real: Runner, recording: Recording) -> None:
-        self.real = real
-        self.recording = recording
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.real, name)
 
     def start(self) -> Mapping[str, str]:
         return self.recording.versions[self.real.name]
@@ -167,10 +164,10 @@ def _wrapping(wrap: Callable[[Runner], Any]) -> Callable[[str, RunnerSetup], Run
     return make
 
 
-def record(patch: pytest.MonkeyPatch) -> Recording:
+def record(patch: pytest.MonkeyPatch, into: Recording | None = None) -> Recording:
     """From now on (until `patch` is undone), every run of a command in this process is real
-    and kept in the returned recording."""
-    recording = Recording()
+    and kept in the returned recording (`into`, if given)."""
+    recording = Recording() if into is None else into
     patch.setattr(bench, "make_runner", _wrapping(lambda real: _Recording(real, recording)))
     return recording
 
@@ -199,11 +196,9 @@ def recorded_verify(tmp_path_factory: pytest.TempPathFactory, name: str,
     def made(base: Path) -> None:
         root = make(base)
         with pytest.MonkeyPatch.context() as patch:
-            kept = record(patch)
+            record(patch, into=runs)
             done = in_process(root, "verify", *args, env={**os.environ, **(env or {})})
             assert done.code == exit_code, done.out + done.err
         shutil.rmtree(root / ".mutharness")  # each copy starts as the recorded run did
-        runs.takes.update(kept.takes)
-        runs.versions.update(kept.versions)
 
     return made_once(tmp_path_factory, name, made), runs

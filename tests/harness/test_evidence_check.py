@@ -10,11 +10,19 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import CALC, Completed, Project, calc_project, git, recording, run_cli
+from conftest import (
+    CALC,
+    Completed,
+    Project,
+    calc_project,
+    git,
+    project_copy,
+    recording,
+    run_cli,
+)
 from inproc import in_process
 
 from mutharness.digest import file_digest
-from mutharness.repo.files import copy_file
 from mutharness.reports.evidence import sha256sum
 
 Cli = Callable[..., Completed]
@@ -53,15 +61,13 @@ def _measure(base: Path) -> None:
 @pytest.fixture(scope="module")
 def measured(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A repository with two specs, verified once with --evidence and the evidence committed."""
-    return recording(tmp_path_factory, "measured", _measure) / "repo"
+    return recording(tmp_path_factory, "measured", _measure)
 
 
 @pytest.fixture
 def repo(measured: Path, tmp_path: Path, git_home: Path) -> Project:
     """This test's own copy of the measured repository (history and evidence included)."""
-    root = tmp_path / "repo"
-    shutil.copytree(measured, root, symlinks=True, copy_function=copy_file)
-    return Project(root)
+    return project_copy(measured, tmp_path)
 
 
 def stale_line(document: str, commits: int | str) -> re.Pattern[str]:
@@ -272,15 +278,13 @@ def _configure(base: Path) -> None:
 def configured(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A repository with every file that configures a run (and a conftest off the tests'
     way), verified once with --evidence and the evidence committed."""
-    return recording(tmp_path_factory, "configured", _configure) / "repo"
+    return recording(tmp_path_factory, "configured", _configure)
 
 
 @pytest.fixture
 def configured_repo(configured: Path, tmp_path: Path, git_home: Path) -> Project:
     """This test's own copy of the configured repository."""
-    root = tmp_path / "repo"
-    shutil.copytree(configured, root, symlinks=True, copy_function=copy_file)
-    return Project(root)
+    return project_copy(configured, tmp_path)
 
 
 @pytest.mark.parametrize(("edited", "stales"), [

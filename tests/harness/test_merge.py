@@ -44,11 +44,9 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Recording]
         made = calc_project(base / "repo")
         made.spec("bounds", BOUNDS, commit=True)
         with pytest.MonkeyPatch.context() as patch:
-            kept = record(patch)
+            record(patch, into=runs)
             whole = in_process(made.root, "verify", "specs", "--evidence", str(base / "one"))
             assert whole.code == 0, whole.out + whole.err
-        runs.takes.update(kept.takes)
-        runs.versions.update(kept.versions)
         with replaying(runs):
             for k, n in RECORDED_SHARDS:
                 _run_shard(made, k, n)
