@@ -43,17 +43,33 @@ class Entry:
 
 
 def _walk(root: Path, skip: frozenset[str]) -> Iterator[tuple[str, Path, os.stat_result]]:
-    """Every entry under `root` (relative `/` path, path, lstat), never following a link."""
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        relative_dir = Path(dirpath).relative_to(root).as_posix()
-        if relative_dir == ".":
-            dirnames[:] = [name for name in dirnames if name not in skip]
-            filenames = [name for name in filenames if name not in skip]
-        for name in dirnames + filenames:
-            path = Path(dirpath, name)
-            key = name if relative_dir == "." else f"{relative_dir}/{name}"
-            yield key, path, path.lstat()
-        dirnames[:] = [name for name in dirnames if not Path(dirpath, name).is_symlink()]
+    """Every entry under `root` (relative `/` path, path, lstat), never following a link:
+    a directory's entries (its subdirectories first), then each subdirectory's, as `os.walk`
+    lists them, with one `scandir` per directory."""
+    pending: list[tuple[str, str]] = [("", str(root))]
+    while pending:
+        prefix, directory = pending.pop(0)
+        try:
+            with os.scandir(directory) as found:
+                entries = sorted(found, key=lambda entry: not _is_real_dir(entry))
+        except OSError:
+            continue  # gone or unreadable since its parent listed it (os.walk skips it too)
+        below: list[tuple[str, str]] = []
+        for entry in entries:
+            if not prefix and entry.name in skip:
+                continue
+            key = f"{prefix}{entry.name}"
+            yield key, Path(entry.path), entry.stat(follow_symlinks=False)
+            if _is_real_dir(entry):
+                below.append((f"{key}/", entry.path))
+        pending[:0] = below
+
+
+def _is_real_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
 
 
 def _entry(path: Path, info: os.stat_result, known: Entry | None) -> Entry:

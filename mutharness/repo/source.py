@@ -4,9 +4,10 @@ and history."""
 from __future__ import annotations
 
 import stat
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar, cast
 
 from mutharness.errors import GitError
 from mutharness.paths import shown
@@ -16,6 +17,7 @@ from mutharness.repo.git import GitInfo, call_git, repository_filters, run_git, 
 RUN_DIR = ".mutharness"
 REGULAR_MODES = ("100644", "100755")
 _EOL_KEYS = ("core.autocrlf", "core.eol", "core.safecrlf")
+_T = TypeVar("_T")
 
 @dataclass(frozen=True)
 class SourceRepo:
@@ -25,6 +27,9 @@ class SourceRepo:
     head: str  # fixed when the run starts: a commit made meanwhile never enters its results
     git: GitInfo
     filters: tuple[str, ...] = ()  # the repository's own filter drivers: never run
+    # what git said of HEAD, asked once: HEAD is fixed, so its tree and blobs never change
+    _head_facts: dict[tuple[str, str], Any] = field(
+        default_factory=dict, compare=False, hash=False, repr=False)
 
     @property
     def neutral(self) -> tuple[str, ...]:
@@ -89,6 +94,15 @@ class SourceRepo:
 
     def tracked(self) -> dict[str, str]:
         """Every path in HEAD's tree mapped to its git mode (exact case)."""
+        return dict(self._once(("tracked", ""), self._tracked))
+
+    def _once(self, key: tuple[str, str], ask: Callable[[], _T]) -> _T:
+        """What `ask` gives for HEAD, asked of git once per run."""
+        if key not in self._head_facts:
+            self._head_facts[key] = ask()
+        return cast(_T, self._head_facts[key])
+
+    def _tracked(self) -> dict[str, str]:
         output = run_git(
             self.git, self.root, ["ls-tree", "-r", "-z", "--full-tree", self.head],
             strip_newline_in_stdout=False,
@@ -102,10 +116,12 @@ class SourceRepo:
 
     def committed_size(self, path: str) -> int | None:
         """The size of `path`'s blob at HEAD (None when HEAD holds no such blob)."""
-        try:
-            return int(run_git(self.git, self.root, ["cat-file", "-s", f"{self.head}:{path}"]))
-        except (GitError, ValueError):
-            return None
+        def ask() -> int | None:
+            try:
+                return int(run_git(self.git, self.root, ["cat-file", "-s", f"{self.head}:{path}"]))
+            except (GitError, ValueError):
+                return None
+        return self._once(("size", path), ask)
 
     def committed_bytes(self, path: str) -> bytes | None:
         """`path` as a checkout of HEAD writes it, line endings and filters applied (the
@@ -171,6 +187,11 @@ class SourceRepo:
 
     def bytes_at(self, commit: str, path: str) -> bytes | None:
         """`path` as a checkout of `commit` writes it (None when that commit lacks it)."""
+        if commit == self.head:
+            return self._once(("bytes", path), lambda: self._bytes_at(commit, path))
+        return self._bytes_at(commit, path)
+
+    def _bytes_at(self, commit: str, path: str) -> bytes | None:
         try:
             output = call_git(
                 self.git, self.root, ["cat-file", "--filters", f"{commit}:{path}"],

@@ -7,6 +7,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -131,27 +132,27 @@ class RunFacts:
         errors = [line.removeprefix("E ").strip() for line in lines if _ERROR_LINE.match(line)]
         return " | ".join((errors or [line.strip() for line in lines])[-limit:])
 
-    @property
+    @cached_property
     def nodeids(self) -> tuple[str, ...]:
         """Every test that ran, in order."""
         return tuple(outcome.nodeid for outcome in self.outcomes)
 
-    @property
+    @cached_property
     def passed(self) -> int:
         """Tests that passed."""
         return sum(1 for outcome in self.outcomes if outcome.outcome.is_pass)
 
-    @property
+    @cached_property
     def failed(self) -> int:
         """Tests that failed or errored."""
         return sum(1 for outcome in self.outcomes if outcome.outcome.is_failure)
 
-    @property
+    @cached_property
     def failing_ids(self) -> tuple[str, ...]:
         """Ids of failed or errored tests, in run order."""
         return tuple(o.nodeid for o in self.outcomes if o.outcome.is_failure)
 
-    @property
+    @cached_property
     def inert(self) -> dict[str, TestOutcome]:
         """The skipped, xfailed, xpassed and todo tests by id."""
         return {o.nodeid: o for o in self.outcomes if o.outcome.is_inert}

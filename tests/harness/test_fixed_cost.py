@@ -1,0 +1,41 @@
+"""What a verify costs outside its test runs, by construction: each fact of HEAD asked of git
+once, however many mutations need it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import BOUNDS, Completed, Project
+from inproc import in_process
+
+
+def _logging_git(bin_dir: Path, log: Path) -> None:
+    """A `git` first on PATH that logs each command line, then runs the real git."""
+    real = shutil.which("git")
+    assert real is not None
+    bin_dir.mkdir()
+    wrapper = bin_dir / "git"
+    wrapper.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{log}"\nexec "{real}" "$@"\n')
+    wrapper.chmod(0o755)
+
+
+@pytest.mark.skipif(os.name == "nt", reason="a POSIX shell script stands in for git")
+def test_a_verify_reads_each_committed_file_from_git_once_however_many_mutations_target_it(
+    make_project: Callable[..., Project], tmp_path: Path
+) -> None:
+    project = make_project(spec=BOUNDS)
+    log = tmp_path / "git.log"
+    _logging_git(tmp_path / "bin", log)
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}"}
+
+    done: Completed = in_process(project.root, "verify", "specs", "--no-progress", env=env)
+
+    assert done.code == 0, done.out + done.err
+    reads = [line for line in log.read_text().splitlines()
+             if "cat-file" in line and line.endswith(":src/calc.py")]
+    assert len(BOUNDS["mutations"]) == 3
+    assert sorted(line.split("cat-file ")[1].split()[0] for line in reads) == ["--filters", "-s"]
