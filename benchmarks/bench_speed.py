@@ -327,11 +327,21 @@ def _collected(root: Path) -> int:
     return int(last.split()[0])
 
 
-def verify(repo: Path, spec: str, out: Path, *flags: str) -> tuple[float, dict]:
-    """Wall time of one `mutharness verify`, and its results."""
+def warm_bytecode(cache: Path) -> dict[str, str]:
+    """The environment of a developer's machine: bytecode written and reused (in `cache`,
+    never in the measured tree), whatever this shell says."""
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(cache)
+    return env
+
+
+def verify(repo: Path, spec: str, out: Path, *flags: str,
+           python: str = sys.executable) -> tuple[float, dict]:
+    """Wall time of one `mutharness verify` (run by `python`), and its results."""
+    env = warm_bytecode(out.parent / "pycache")
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "mutharness", "verify", spec, "--json",
-                           str(out), *flags], cwd=repo, capture_output=True, text=True)
+    done = subprocess.run([python, "-m", "mutharness", "verify", spec, "--json",
+                           str(out), *flags], cwd=repo, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"verify {' '.join(flags)} exited {done.returncode}:\n"
@@ -356,12 +366,12 @@ def bound(results: dict) -> float:
     return total
 
 
-def bare(repo: Path, tests: list[str], runs: int) -> float:
+def bare(repo: Path, tests: list[str], runs: int, python: str = sys.executable) -> float:
     """Wall time of `runs` bare `python -m pytest` processes over the tests."""
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    env = warm_bytecode(Path(tempfile.gettempdir()) / "mh-bench-pycache")
     started = time.perf_counter()
     for _ in range(runs):
-        subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests],
+        subprocess.run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests],
                        cwd=repo, capture_output=True, env=env)
     return time.perf_counter() - started
 

@@ -108,7 +108,7 @@ class Option(Generic[T]):
 PYTHON: Final = Option[str | None](
     "python", Kind.PATH, None,
     "Interpreter that runs pytest (e.g. a project venv's python); it needs pytest 7.4 or "
-    "newer and pytest-json-report [default: the interpreter running mutharness].")
+    "newer, nothing else [default: the interpreter running mutharness].")
 NODE: Final = Option[str](
     "node", Kind.PATH, "node",
     "The node executable that runs node specs (20 or newer) [default: node on PATH].")

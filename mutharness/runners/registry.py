@@ -32,8 +32,7 @@ def _pytest_rows(versions: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
     return (
         ("Python", f"{versions.get('python', unknown)} "
                    f"({versions.get('implementation', unknown)})"),
-        ("pytest", f"{versions.get('pytest', unknown)} "
-                   f"(pytest-json-report {versions.get('pytest-json-report', unknown)})"),
+        ("pytest", versions.get("pytest", unknown)),
     )
 
 

@@ -278,7 +278,7 @@ _doc = {{
                "call": {{"duration": 0.0, "outcome": "passed"}},
                "teardown": {{"duration": 0.0, "outcome": "passed"}}}} for nodeid in _names],
 }}
-_paths = [arg.split("=", 1)[1] for arg in _sys.argv if arg.startswith("--json-report-file=")]
+_paths = [_os.environ["MUTHARNESS_REPORT_OUT"]] if "MUTHARNESS_REPORT_OUT" in _os.environ else []
 _paths.append(_os.path.join(_os.environ.get("TMPDIR", "/tmp"), "report.json"))
 _paths += {extra_paths}
 for _path in _paths:

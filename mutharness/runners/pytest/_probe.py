@@ -1,7 +1,9 @@
 """pytest plugin loaded into each child: drops the options the project config names from the
-project's addopts, records the session's end, its modules, its config, the tests a failing
-subtest belongs to (pytest-json-report words those as passed), and whether pytest-xdist
-distributed the tests.
+project's addopts, records every test's outcome and every collector's (the report mutharness
+reads: pytest-json-report's words and shape, from the same hooks, so the tests' environment
+needs nothing but pytest), the session's end, its modules, its config, the tests a failing
+subtest belongs to (the outcome word of such a test is its last report's, a passing
+subtest's), and whether pytest-xdist distributed the tests.
 
 It runs in the tests' interpreter (Python 3.8 syntax, the standard library and pytest).
 """
@@ -12,12 +14,49 @@ import copy
 import json
 import os
 import sys
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 DROP_ADDOPTS = "MUTHARNESS_DROP_ADDOPTS"  # a JSON list of option names (pytest-drop-addopts)
+REPORT_OUT = "MUTHARNESS_REPORT_OUT"  # where the outcomes are written at the session's end
+
+
+class _Outcomes:
+    """Every test's outcome and stages, every collector's outcome, as pytest-json-report 1.5
+    records them from the same hooks: a test's word is the category pytest's own
+    `pytest_report_teststatus` gives its last report that was neither passed nor silent
+    (else "passed"); a stage keeps its duration, outcome and (when there is one) its
+    long representation; a collector its outcome and long representation."""
+
+    def __init__(self, config: Any) -> None:
+        self.config = config
+        self.tests: dict[str, dict[str, Any]] = {}
+        self.collectors: list[dict[str, Any]] = []
+
+    def pytest_collectreport(self, report: Any) -> None:
+        collector: dict[str, Any] = {"nodeid": report.nodeid, "outcome": report.outcome}
+        if report.longrepr:
+            collector["longrepr"] = str(report.longrepr)
+        self.collectors.append(collector)
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        test = self.tests.setdefault(report.nodeid, {"nodeid": report.nodeid,
+                                                     "outcome": "passed"})
+        word = self.config.hook.pytest_report_teststatus(report=report, config=self.config)[0]
+        if word not in ("passed", ""):
+            test["outcome"] = word
+        stage: dict[str, Any] = {"duration": report.duration, "outcome": report.outcome}
+        text = report.longreprtext
+        if text:
+            stage["longrepr"] = text
+        test[report.when] = stage
+
+    def document(self, exitstatus: int) -> dict[str, Any]:
+        return {"created": time.time(), "exitcode": exitstatus,
+                "collectors": self.collectors, "tests": list(self.tests.values())}
 
 
 class _SubtestFailures:
@@ -89,15 +128,29 @@ def pytest_load_initial_conftests(
 
 
 def pytest_configure(config: Any) -> None:
-    """Register the subtest recorder (one per session: no state outlives it)."""
+    """Register the outcome and subtest recorders (one per session: no state outlives it)."""
     config.pluginmanager.register(_SubtestFailures(), "_mutharness_subtests")
+    config.pluginmanager.register(_Outcomes(config), "_mutharness_outcomes")
+
+
+def _write(path: str, document: Any) -> None:
+    with open(path + ".tmp", "w", encoding="utf-8") as handle:
+        json.dump(document, handle)
+    os.replace(path + ".tmp", path)
 
 
 def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
-    """Write the module -> file map, sys.path and the config file where the harness asked
-    (atomically): its presence is the proof that the session reached its end."""
+    """Write the outcomes, then the module -> file map, sys.path and the config file where
+    the harness asked (each atomically): the second's presence is the proof that the session
+    reached its end."""
+    if hasattr(session.config, "workerinput"):  # a pytest-xdist worker: not the end
+        return
+    report = os.environ.get(REPORT_OUT)
+    outcomes = session.config.pluginmanager.get_plugin("_mutharness_outcomes")
+    if report and outcomes is not None:
+        _write(report, outcomes.document(session.exitstatus))
     out = os.environ.get("MUTHARNESS_PROBE_OUT")
-    if not out or hasattr(session.config, "workerinput"):  # a pytest-xdist worker: not the end
+    if not out:
         return
     modules = {}
     for name, module in list(sys.modules.items()):
@@ -116,6 +169,4 @@ def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
             getattr(config.pluginmanager.get_plugin("_mutharness_subtests"), "nodeids", ())
         ),
     }
-    with open(out + ".tmp", "w", encoding="utf-8") as handle:
-        json.dump(document, handle)
-    os.replace(out + ".tmp", out)
+    _write(out, document)

@@ -1,4 +1,4 @@
-"""The pytest runner: `python -m pytest`, counted from pytest-json-report, imports checked."""
+"""The pytest runner: `python -m pytest`, counted by the probe plugin, imports checked."""
 
 from __future__ import annotations
 
@@ -54,6 +54,7 @@ WORKSPACE_ROOT = "MUTHARNESS_WORKSPACE_ROOT"
 WORKSPACE_BASE = "MUTHARNESS_WORKSPACE_BASE"
 IMPORTS = "MUTHARNESS_IMPORTS"
 DROP_ADDOPTS = "MUTHARNESS_DROP_ADDOPTS"  # see _probe
+REPORT_OUT = "MUTHARNESS_REPORT_OUT"  # see _probe
 SCRUBBED = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE")
 PROBE_TIMEOUT_S = 120.0
 MIN_PYTEST = "7.4"  # the oldest pytest mutharness is tested with (tests/harness/test_pytest_floor)
@@ -207,7 +208,8 @@ def _collection_errors(document: Mapping[str, Any]) -> tuple[str, ...]:
 def read_report(
     path: Path, started_wall: float, exit_status: int | None
 ) -> tuple[ReportState, Mapping[str, Any]]:
-    """Load a pytest-json-report file and judge whether it belongs to this run."""
+    """Load the probe plugin's report (pytest-json-report's shape) and judge whether it
+    belongs to this run."""
     if not path.is_file():
         return ReportState.MISSING, {}
     try:
@@ -252,7 +254,7 @@ def exit_meaning(status: int | None) -> RunExit:
 
 
 class PytestRunner:
-    """`python -m pytest` in a child process, reporting through pytest-json-report."""
+    """`python -m pytest` in a child process, reporting through the probe plugin."""
 
     name = NAME
 
@@ -281,7 +283,7 @@ class PytestRunner:
         self.proven: set[tuple[str, ...]] = set()  # test sets whose forked run matched
 
     def start(self) -> dict[str, str]:
-        """The interpreter probed: pytest's floor, pytest-json-report; versions for the results.
+        """The interpreter probed: pytest's floor; versions for the results.
         The bytecode cache loses what it kept for workspaces that no longer exist."""
         if self.isolation is not None:
             bytecode.prune(self.pycache, self.isolation.workspace_base.parent)
@@ -339,7 +341,7 @@ class PytestRunner:
         return not (isinstance(extension, PytestFacts) and extension.distributed)
 
     def argv(
-        self, tests: Sequence[str], cwd: Path, report: Path, keep_going: bool = False,
+        self, tests: Sequence[str], cwd: Path, keep_going: bool = False,
         first_failure: bool = False, mutant: bool = False,
     ) -> list[str]:
         """The fixed command line; spec text only ever appears as test paths after the options.
@@ -361,8 +363,6 @@ class PytestRunner:
             # overrides a project's -x/--maxfail: every run runs every test (but --first-failure)
             "--maxfail=1" if first_failure else "--maxfail=0",
             *(["--continue-on-collection-errors"] if keep_going else []),
-            "--json-report", f"--json-report-file={report}",
-            "--json-report-omit", "log", "traceback", "streams", "warnings", "keywords",
             "-q", "--color=no",
             *(["--tb=line"] if mutant else []),
             *tests,
@@ -446,7 +446,8 @@ class PytestRunner:
         bytecode.forget(self.pycache, cwd)  # the workspace's bytecode is never reused: never stale
         env = self.environment(cwd, scratch, boot)
         started_wall = time.time()
-        argv = self.argv(request.tests, cwd, report, request.keep_going, request.first_failure,
+        env[REPORT_OUT] = str(report)
+        argv = self.argv(request.tests, cwd, request.keep_going, request.first_failure,
                          request.mutant)
         if server is not None:
             result = server.run(argv[3:], cwd=cwd, env=env, log_path=scratch / "pytest.log",
@@ -587,9 +588,8 @@ import json, platform, site, sys
 from importlib.metadata import version
 out = {'python': platform.python_version(), 'implementation': platform.python_implementation(),
        'python_executable': sys.executable}
-for name in ('pytest', 'pytest-json-report'):
-    try: out[name] = version(name)
-    except Exception: out[name] = ''
+try: out['pytest'] = version('pytest')
+except Exception: out['pytest'] = ''
 if site.ENABLE_USER_SITE:
     out['user_base'] = site.getuserbase()
 print(json.dumps(out))
@@ -597,8 +597,8 @@ print(json.dumps(out))
 
 
 def probe_interpreter(python: str, environ: Mapping[str, str], scratch: Path) -> dict[str, str]:
-    """Versions of Python, pytest and pytest-json-report in `python`; a clear error if missing
-    or too old. `user_base` is there when the interpreter has a user site directory."""
+    """Versions of Python and pytest in `python`; a clear error if pytest is missing or too
+    old. `user_base` is there when the interpreter has a user site directory."""
     log = scratch / "probe.log"
     try:
         result = process.run(
@@ -614,11 +614,10 @@ def probe_interpreter(python: str, environ: Mapping[str, str], scratch: Path) ->
         found = None
     if not isinstance(found, dict):
         raise EnvironmentProblem(f"the interpreter {python} did not run: {text.strip()[:500]}")
-    missing = [name for name in ("pytest", "pytest-json-report") if not found.get(name)]
-    if missing:
+    if not found.get("pytest"):
         raise EnvironmentProblem(
-            f"{' and '.join(missing)} not installed in {python}",
-            remedy=f"install: {python} -m pip install pytest pytest-json-report",
+            f"pytest not installed in {python}",
+            remedy=f'install: {python} -m pip install "pytest>={MIN_PYTEST}"',
         )
     if is_below(str(found["pytest"]), MIN_PYTEST):
         raise EnvironmentProblem(
