@@ -28,8 +28,8 @@ class _Outcomes:
     """Every test's outcome and stages, every collector's outcome, as pytest-json-report 1.5
     records them from the same hooks: a test's word is the category pytest's own
     `pytest_report_teststatus` gives its last report that was neither passed nor silent
-    (else "passed"); a stage keeps its duration, outcome and (when there is one) its
-    long representation; a collector its outcome and long representation."""
+    (else "passed"); a stage keeps its duration, outcome and, when it skipped, its long
+    representation (the reason); a collector its outcome and long representation."""
 
     def __init__(self, config: Any) -> None:
         self.config = config
@@ -49,9 +49,8 @@ class _Outcomes:
         if word not in ("passed", ""):
             test["outcome"] = word
         stage: dict[str, Any] = {"duration": report.duration, "outcome": report.outcome}
-        text = report.longreprtext
-        if text:
-            stage["longrepr"] = text
+        if report.skipped and report.longreprtext:  # a skip's reason; a failure's text is
+            stage["longrepr"] = report.longreprtext  # never read, so never formatted here
         test[report.when] = stage
 
     def document(self, exitstatus: int) -> dict[str, Any]:
