@@ -188,6 +188,8 @@ def facts_json(facts: RunFacts, timings: bool = True, tests: bool = False) -> di
         document["duration_s"] = round(facts.duration_s, 3)
     if _went_wrong(facts):  # a run that went wrong: keep the runner's own last words
         document["log_tail"] = facts.log_tail
+        if facts.free_bytes is not None:
+            document["free_bytes"] = facts.free_bytes
     if tests:
         document["tests"] = [_test(outcome, timings) for outcome in facts.outcomes]
     else:  # a mutant's run: the tests that did not pass, and the count of those that did
@@ -451,6 +453,7 @@ def _facts(reader: _Reader) -> RunFacts:
         collection_errors=reader.texts("collection_errors"),
         log_path="",
         log_tail=reader.text("log_tail", ""),
+        free_bytes=reader.maybe_int("free_bytes"),
         extension=NoFacts(reader.table("runner_facts", {})),
     )
 

@@ -12,6 +12,7 @@ from mutharness.paths import shown
 from mutharness.runners.base import Outcome, ReportState, RunExit, RunFacts
 
 EXAMPLES = 3
+LOW_SPACE_BYTES = 1 << 20  # less left where a run wrote than a report of a large suite
 _NO_SPACE = re.compile(r"No space left on device|\[Errno 28\]|\bENOSPC\b")
 
 
@@ -75,7 +76,8 @@ def run_problem(facts: RunFacts, load_errors: bool = False) -> str | None:
     if facts.signal is not None:
         return f"killed by signal {facts.signal}"
     if facts.report is not ReportState.OK:
-        if _NO_SPACE.search(facts.log_tail):
+        if _NO_SPACE.search(facts.log_tail) or (
+                facts.free_bytes is not None and facts.free_bytes < LOW_SPACE_BYTES):
             return ("no space left on the device the run writes to (TMPDIR): the run could "
                     f"not write its report ({facts.report.value}); free some space, or set "
                     "TMPDIR to a larger file system")

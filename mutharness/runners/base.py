@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
@@ -124,6 +125,7 @@ class RunFacts:
     collection_errors: tuple[str, ...]
     log_path: str
     log_tail: str = ""  # the last lines the runner printed: its own words when a run goes wrong
+    free_bytes: int | None = None  # space left where it wrote, measured when it lost its report
     extension: RunnerFacts = field(default_factory=NoFacts)
 
     def said(self, limit: int = 3) -> str:
@@ -231,6 +233,18 @@ class Runner(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+def free_bytes(report: ReportState, path: Path) -> int | None:
+    """The space left on the device holding `path` after a run that lost its report (None
+    when the report is there, or the device cannot say): a full device loses the report and
+    the runner's own last words alike."""
+    if report is ReportState.OK:
+        return None
+    try:
+        return shutil.disk_usage(path).free
+    except OSError:
+        return None
 
 
 def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:

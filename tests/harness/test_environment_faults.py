@@ -8,6 +8,7 @@ nothing of the user's (tree, `.git`, global git config), and never runs without 
 from __future__ import annotations
 
 import errno
+import json
 import os
 import re
 import sys
@@ -23,6 +24,7 @@ from liverun import Sandbox, snapshot
 from mutharness.digest import tree_digest
 from mutharness.errors import ExitCode, WorkspaceError
 from mutharness.lock import HOLDER_NAME, repository_lock
+from mutharness.model.verdict import LOW_SPACE_BYTES
 from mutharness.repo.git import refused_directory
 
 Cli = Callable[..., Completed]
@@ -192,3 +194,7 @@ def test_a_run_that_fills_the_disk_is_refused_naming_the_lack_of_space(
     assert done.code == 3, done.out + done.err
     assert "no space left" in done.err.lower()
     assert "report unreadable" not in done.err
+    results = json.loads((project.root / ".mutharness" / "results.json").read_text("utf-8"))
+    lost = results["specs"][0]["baseline"]
+    assert lost["report"] == "missing"
+    assert 0 <= lost["free_bytes"] < LOW_SPACE_BYTES  # measured: even a cut log blames space

@@ -295,3 +295,22 @@ def test_since_selects_a_spec_without_a_record_of_its_last_run_whatever_changed(
 
     assert [spec.id for spec in chosen.specs] == ["other"]
     assert "no record of its last run" in dict(chosen.reasons)["other"]
+
+
+@pytest.mark.parametrize(("log_tail", "free_bytes", "blames_space"), [
+    ("OSError: [Errno 28] No space left on device", None, True),  # the run said so
+    ("  File \"_mutharness_probe.py\", line 136, in _write", 0, True),  # its words were cut
+    ("", 4096, True),  # nothing reached the log: the device had a page left
+    ("", None, False),  # not measured (a results file of an older run)
+    ("", 512 * 1024 * 1024, False),  # plenty of space: something else lost the report
+])
+def test_a_lost_report_is_blamed_on_space_when_the_run_said_so_or_the_device_was_left_full(
+    log_tail: str, free_bytes: int | None, blames_space: bool
+) -> None:
+    facts = pytest_facts(report=ReportState.MISSING, exit_status=120, log_tail=log_tail,
+                         free_bytes=free_bytes)
+
+    problem = run_problem(facts)
+
+    assert problem is not None
+    assert ("no space left" in problem) is blames_space, problem

@@ -23,6 +23,7 @@ from mutharness.runners.base import (
     RunRequest,
     SpecFiles,
     TestOutcome,
+    free_bytes,
     log_tail,
 )
 from mutharness.runners.node.events import NodeEvents, read_events
@@ -215,6 +216,7 @@ class NodeRunner:
             timeout_s=request.timeout_s,
         )
         events = read_events(events_path, request.cwd)
+        state = _state(events)
         return RunFacts(
             runner=NAME,
             exit_status=result.returncode,
@@ -222,13 +224,14 @@ class NodeRunner:
             timed_out=result.timed_out,
             timeout_s=request.timeout_s,
             duration_s=result.duration_s,
-            report=_state(events),
+            report=state,
             exit=exit_meaning(result.returncode),
             outcomes=_outcomes(events),
             # a file that failed to load, or exited before reporting its tests, ran no tests
             collection_errors=(*events.file_failures, *events.silent_files),
             log_path=result.log_path,
             log_tail=log_tail(Path(result.log_path)),
+            free_bytes=free_bytes(state, Path(result.log_path)),
             extension=NodeFacts(
                 events.node_version, events.file_failures, events.silent_files,
                 events.unreported, events.suite_failures, events.summary, events.diagnostics,

@@ -40,6 +40,7 @@ from mutharness.runners.base import (
     RunRequest,
     SpecFiles,
     TestOutcome,
+    free_bytes,
     log_tail,
 )
 from mutharness.runners.pytest.forked import MODULE as SERVER_MODULE
@@ -476,6 +477,7 @@ class PytestRunner:
             collection_errors=_collection_errors(document) if document else (),
             log_path=result.log_path,
             log_tail=log_tail(Path(result.log_path)),
+            free_bytes=free_bytes(state, Path(result.log_path)),
             extension=PytestFacts(
                 pytest_exit=int(document["exitcode"]) if "exitcode" in document else None,
                 imports=read_record(scratch / "imports", probe),
