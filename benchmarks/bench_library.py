@@ -11,8 +11,8 @@ tables), 2 documented survivors. Then measures, side by side in each round:
 - naive: one fresh `python -m pytest` for the baseline and one per mutation, each mutation
   written into the tree and put back by hand; its verdicts are the ground truth;
 - the in-process bound: pytest's own per-test durations, summed over those 11 runs;
-- `mutharness verify` with each runner, `-j1` and `-j2`, and its fixed cost (its wall time
-  outside the runs);
+- `mutharness verify` with each runner (the warm route too), `-j1` and `-j2`, and its fixed
+  cost (its wall time outside the runs);
 
 and prints medians with their ratios to naive and to the bound, the machine's load average as
 it started and ended, and whether every mutharness verdict matched the ground truth. One
@@ -90,6 +90,8 @@ RUNS = (
     ("mutharness verify, subprocess runner, -j2", ("--pytest-runner", "subprocess", "-j", "2")),
     ("mutharness verify, forked runner, -j1", ("--pytest-runner", "forked")),
     ("mutharness verify, forked runner, -j2", ("--pytest-runner", "forked", "-j", "2")),
+    ("mutharness verify, warm route, -j1", ("--pytest-runner", "warm")),
+    ("mutharness verify, warm route, -j2", ("--pytest-runner", "warm", "-j", "2")),
 )
 
 
@@ -113,6 +115,7 @@ def main() -> None:
         bounds: list[float] = []
         fixed: list[float] = []
         agree = True
+        warm = 0
         for round_number in range(arguments.rounds):
             wall, caught = naive(repo, python, spec)
             if caught != truth:
@@ -122,8 +125,11 @@ def main() -> None:
                 out = Path(temp) / f"results-{round_number}.json"
                 wall, results = verify(repo, SPEC_PATH, out, *flags, python=python)
                 rows.setdefault(name, []).append(wall)
-                verdicts = [m["verdict"] == "CAUGHT" for m in results["specs"][0]["mutations"]]
+                mutations = results["specs"][0]["mutations"]
+                verdicts = [m["verdict"] == "CAUGHT" for m in mutations]
                 agree = agree and verdicts == truth
+                if "warm" in flags:
+                    warm = sum(m["facts"].get("route") == "warm" for m in mutations)
                 if name == RUNS[0][0]:
                     bounds.append(bound(results))
                     fixed.append(wall - inside_children(results))
@@ -144,6 +150,8 @@ def main() -> None:
             print(f"{name:<56}{value:8.2f}s  {value / reference:7.2f}  {value / limit:7.2f}")
         print(f"{'fixed cost (subprocess -j1 outside its runs)':<56}"
               f"{statistics.median(fixed):8.2f}s")
+        print(f"mutants the warm route ran warm: {warm} of {len(truth)} (the others: "
+              "import-time changes, and expected survivors, run fresh)")
         print("every mutharness verdict matched the fresh runs' ground truth: "
               f"{'yes' if agree else 'NO'}")
 

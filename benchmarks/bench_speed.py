@@ -11,7 +11,7 @@ N rounds:
   loading or collection: what a harness could approach at best;
 - bare `python -m pytest` processes: one per baseline and mutation;
 - `mutharness verify` with the subprocess runner and with the warm forked runner, full counts
-  and `--first-failure`, with `-j1` and `-j2`;
+  and `--first-failure`, with `-j1` and `-j2`, and with the warm route (`-j1`, `-j2`);
 - the harness's fixed cost: its wall time outside the runs (start-up, lock, checks,
   workspace, the collect probe, the forked runner's proving run, settling, results) for the
   1,000-file repository.
@@ -406,6 +406,8 @@ def main() -> None:
                 ("mutharness verify --first-failure, forked runner, -j1",
                  ("--pytest-runner", "forked", "--first-failure")),
                 ("mutharness verify, forked runner, -j2", ("--pytest-runner", "forked", "-j", "2")),
+                ("mutharness verify, warm route, -j1", ("--pytest-runner", "warm")),
+                ("mutharness verify, warm route, -j2", ("--pytest-runner", "warm", "-j", "2")),
             ):
                 wall, results = verify(repo, spec, out, *flags)
                 rows.setdefault(name, []).append(wall)

@@ -142,8 +142,12 @@ PYTEST_RUNNER: Final = Option[str](
     "pytest` per run, the default) or, asked for, `forked` (a warm server that imports "
     "pytest once and forks a child per run, where fork exists: faster, but a fork is "
     "not a fresh interpreter; start-up code it cannot vouch for, or a first run of a "
-    "test set that differs from a fresh process's, falls back to `subprocess`).",
-    choices=("forked", "subprocess"))
+    "test set that differs from a fresh process's, falls back to `subprocess`), or `warm` "
+    "(baselines fresh; each spec's tests collected once in a server, and a mutant whose "
+    "changed code did not run while they were collected runs in a forked child with that "
+    "code swapped in; any other mutant, and every run of one that failed no test, is a "
+    "fresh process).",
+    choices=("forked", "subprocess", "warm"))
 PYTEST_ADDOPTS: Final = Option[str | None](
     "pytest-addopts", Kind.TEXT, None,
     "Replaces the project's pytest `addopts` in every run (for options such as "

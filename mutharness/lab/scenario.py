@@ -37,6 +37,7 @@ class Scenario:
     timeout_s: float
     mutation: Mutation | None = None
     first_failure: bool = False  # stop at the first failing test (--first-failure)
+    fresh: bool = False  # never the warm route (a warm run's confirmation, an expected survivor)
 
     @classmethod
     def baseline(cls, spec: Spec, number: int, timeout_s: float) -> Scenario:
@@ -56,14 +57,20 @@ class Scenario:
     @classmethod
     def mutant(
         cls, spec: Spec, mutation: Mutation, timeout_s: float, first_failure: bool = False,
+        fresh: bool = False,
     ) -> Scenario:
-        """The run of one mutant; with `first_failure` it stops at its first failing test."""
+        """The run of one mutant; with `first_failure` it stops at its first failing test,
+        with `fresh` it never takes the warm route."""
         return cls(spec, Kind.MUTANT, mutant_scenario(mutation.number), timeout_s, mutation,
-                   first_failure)
+                   first_failure, fresh)
 
     def again(self) -> Scenario:
         """The same run once more, under its own name (its log kept beside the first's)."""
         return replace(self, name=f"{self.name}-again")
+
+    def confirmed(self) -> Scenario:
+        """The same run off the warm route, under its own name (a warm run's confirmation)."""
+        return replace(self, name=f"{self.name}-fresh", fresh=True)
 
 
 @dataclass(frozen=True)
@@ -120,6 +127,9 @@ def _request(scenario: Scenario, workspace: Workspace) -> RunRequest:
         scenario.timeout_s,
         keep_going=scenario.kind is Kind.REVERTED,
         first_failure=scenario.first_failure, mutant=scenario.kind is Kind.MUTANT,
+        targets=tuple(sorted({mutation.file for mutation in scenario.spec.mutations})),
+        mutated=scenario.mutation.file if scenario.mutation is not None else None,
+        fresh=scenario.fresh,
     )
 
 

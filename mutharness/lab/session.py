@@ -252,11 +252,19 @@ class _SpecRun:
 
     def _mutate(self, mutation: Mutation, baseline: Baseline) -> MutationResult:
         first_failure = self._first_failure(mutation, baseline)
-        scenario = Scenario.mutant(self.spec, mutation, baseline.timeout_s, first_failure)
+        # a mutation expected to survive runs fresh at once: a warm run that fails no test is
+        # no verdict, and would need the fresh run anyway
+        scenario = Scenario.mutant(self.spec, mutation, baseline.timeout_s, first_failure,
+                                   fresh=not mutation.expect_caught)
         ran = run_scenario(scenario, self.lab)
+        classification = classify(ran.facts, baseline.facts, ran.drift, first_failure)
+        if ran.facts.route == "warm" and classification.verdict is not Verdict.CAUGHT:
+            # a warm run gives a verdict only by failing a test: any other is a fresh process's
+            scenario = scenario.confirmed()
+            ran = run_scenario(scenario, self.lab)
+            classification = classify(ran.facts, baseline.facts, ran.drift, first_failure)
         assert ran.applied is not None and ran.target is not None
         facts = ran.facts
-        classification = classify(facts, baseline.facts, ran.drift, first_failure)
         if classification.skipped_instead:  # a survivor by skips: the same skips once more
             classification = self._skips_again(scenario, classification, facts)
         return MutationResult(

@@ -190,6 +190,8 @@ def facts_json(facts: RunFacts, timings: bool = True, tests: bool = False) -> di
         document["log_tail"] = facts.log_tail
         if facts.free_bytes is not None:
             document["free_bytes"] = facts.free_bytes
+    if facts.route:
+        document["route"] = facts.route
     if tests:
         document["tests"] = [_test(outcome, timings) for outcome in facts.outcomes]
     else:  # a mutant's run: the tests that did not pass, and the count of those that did
@@ -454,6 +456,7 @@ def _facts(reader: _Reader) -> RunFacts:
         log_path="",
         log_tail=reader.text("log_tail", ""),
         free_bytes=reader.maybe_int("free_bytes"),
+        route=reader.text("route", ""),
         extension=NoFacts(reader.table("runner_facts", {})),
     )
 

@@ -126,6 +126,7 @@ class RunFacts:
     log_path: str
     log_tail: str = ""  # the last lines the runner printed: its own words when a run goes wrong
     free_bytes: int | None = None  # space left where it wrote, measured when it lost its report
+    route: str = ""  # "warm": a collected server's child ran it; else why it ran fresh, if asked
     extension: RunnerFacts = field(default_factory=NoFacts)
 
     def said(self, limit: int = 3) -> str:
@@ -171,6 +172,9 @@ class RunRequest:
     keep_going: bool = False  # run the files that load when another fails to (red-first)
     first_failure: bool = False  # stop at the first failing test (--first-failure)
     mutant: bool = False  # a mutant's run: only its tests' outcomes decide, not their reports
+    targets: tuple[str, ...] = ()  # the spec's mutation targets (repo-relative)
+    mutated: str | None = None  # the target this run's mutant is written into (repo-relative)
+    fresh: bool = False  # never the warm route (a warm run's confirmation, an expected survivor)
 
 
 @dataclass(frozen=True)

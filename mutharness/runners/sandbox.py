@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from mutharness import process
+from mutharness.repo.files import remove_tree
 from mutharness.runners.base import Isolation
 
 
@@ -54,3 +55,22 @@ def sandboxed(
     if isolation is not None:
         out[process.WORKSPACE_MARK] = str(isolation.workspace_base)
     return out
+
+
+PRIVATE = ("tmp", "home", "runtime")  # what `sandboxed` makes in a run's scratch directory
+
+
+def untouched(scratch: Path) -> bool:
+    """Whether the private places `sandboxed` made in `scratch` still hold no file."""
+    return not any(files for place in PRIVATE
+                   for _, _, files in os.walk(scratch / place))
+
+
+def reset(scratch: Path) -> None:
+    """The private places `sandboxed` made in `scratch` emptied and made again, at the same
+    paths (a warm child inherits them from the server that collected the tests)."""
+    for place in PRIVATE:
+        if (scratch / place).exists():
+            remove_tree(scratch / place)
+    (scratch / "tmp").mkdir()
+    private_home(scratch)

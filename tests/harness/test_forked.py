@@ -451,9 +451,9 @@ def test_the_runner_option_accepts_only_the_runners_there_are(project: Project) 
     configured = in_process(project.root, "verify", "specs/imports.json")
 
     assert done.code == 2
-    assert "'spawn' is not one of 'forked', 'subprocess'" in done.err
+    assert "'spawn' is not one of 'forked', 'subprocess', 'warm'" in done.err
     assert configured.code == 2
-    assert "pytest-runner: must be one of forked, subprocess, not 'spawn'" in configured.err
+    assert "pytest-runner: must be one of forked, subprocess, warm, not 'spawn'" in configured.err
 
 
 def _bundled_pytest_specs() -> list[str]:
@@ -579,13 +579,16 @@ def _stale_evidence(spec_ids: list[str]) -> list[str]:
     ]
 
 
+@pytest.mark.parametrize("runner", ["forked", "warm"])
 def test_every_bundled_pytest_spec_gets_the_facts_forked_that_its_fresh_evidence_records(
-    cli: Cli, tmp_path: Path
+    cli: Cli, tmp_path: Path, runner: str
 ) -> None:
     """The committed evidence is a fresh-process run (`mutharness verify specs --evidence
     evidence`, the default runner); while it is fresh for this tree, a forked run of the same
-    specs must repeat its every fact: the run's outcome, each baseline's per-test outcomes and
-    pin, each mutation's verdict, expectation, failing tests, not-passed outcomes and counts."""
+    specs (every run a forked child, or each body mutant's code swapped into a child of a
+    server that collected the tests once) must repeat its every fact: the run's outcome, each
+    baseline's per-test outcomes and pin, each mutation's verdict, expectation, failing
+    tests, not-passed outcomes and counts."""
     specs = _bundled_pytest_specs()
     assert len(specs) >= 8, specs
     ids = [Path(spec).stem for spec in specs]
@@ -602,14 +605,15 @@ def test_every_bundled_pytest_spec_gets_the_facts_forked_that_its_fresh_evidence
     assert set(runners.values()) == {"subprocess"}, runners  # the evidence ran fresh processes
     out = tmp_path / "forked.json"
 
-    done = cli(REPOSITORY, "verify", *specs, "--allow-dirty", *FORKED, "--json", str(out),
+    done = cli(REPOSITORY, "verify", *specs, "--allow-dirty", "--pytest-runner", runner,
+               "--json", str(out),
                env={**os.environ, "PYTHONIOENCODING": "utf-8"},
                timeout=3600)  # a hang guard: 104 mutants take minutes on a loaded machine
 
     assert done.code == 0, done.out + done.err
     assert "note:" not in done.err, done.err  # no fall-back to fresh processes
     forked = from_json(json.loads(out.read_text("utf-8")), str(out))
-    assert forked.settings["values"]["pytest-runner"] == "forked"
+    assert forked.settings["values"]["pytest-runner"] == runner
     assert [spec.spec.id for spec in forked.specs] == ids
     differences = [line for spec_id in ids
                    for line in runner_differences(recorded[spec_id], facts_of(forked, spec_id))]

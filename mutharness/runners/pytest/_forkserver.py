@@ -53,7 +53,14 @@ KNOWN_START_UP = (
                r"__import__\('_distutils_hack'\)\.add_shim\(\); ?"),  # setuptools
     re.compile(r"import (__editable___\w+_finder); \1\.install\(\)"),  # setuptools -e
     re.compile(r"import _virtualenv"),  # virtualenv's own
+    # coverage 7's `a1_coverage.pth`: starts coverage when one of COVERAGE_START is set (then
+    # it is not known to do the same: `_executable_pth_line` names it)
+    re.compile(r"""import sys; exec\('import os\\n\\nif os\.getenv\("COVERAGE_PROCESS_START"\)"""
+               r"""( or os\.getenv\("COVERAGE_PROCESS_CONFIG"\))?:\\n try:\\n  import """
+               r"""coverage\\n except:\\n  pass\\n else:\\n  coverage\.process_startup\("""
+               r"""(slug="pth")?\)'\)"""),
 )
+COVERAGE_START = ("COVERAGE_PROCESS_START", "COVERAGE_PROCESS_CONFIG")
 
 
 class Channel:
@@ -151,8 +158,10 @@ def _executable_pth_line(directory: str) -> str | None:
         except OSError:
             continue
         for line in lines:
-            if line.startswith(("import ", "import\t")) and not any(
-                    known.fullmatch(line.rstrip()) for known in KNOWN_START_UP):
+            if line.startswith(("import ", "import\t")) and (not any(
+                    known.fullmatch(line.rstrip()) for known in KNOWN_START_UP)
+                    or ("COVERAGE_PROCESS_START" in line
+                        and any(os.environ.get(name) for name in COVERAGE_START))):
                 return f"{path}: {line.strip()[:120]}"
     return None
 
@@ -223,19 +232,8 @@ def _path(request: dict[str, Any], server_cwd_entry: str | None, boot: str) -> l
     return [run_boot if entry == boot else entry for entry in entries]
 
 
-def child(request: dict[str, Any], channel: Channel, server_cwd_entry: str | None,
-          boot: str, started: int) -> None:
-    """Become the run; never returns: pytest runs as `python -m pytest` runs it (`runpy`,
-    `__main__` and `sys.argv[0]` included) and its SystemExit, or any exception, leaves
-    through the interpreter's own exit (non-daemon threads joined, atexit, finalisation), as
-    a fresh process's does. The server's signal dispositions are a fresh process's: untouched."""
-    channel.close()
-    os.setsid()
-    os.close(started)  # the server names our pid only now: our process group exists
-    log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
-    os.dup2(log, 1)
-    os.dup2(log, 2)
-    os.close(log)
+def _become(request: dict[str, Any], server_cwd_entry: str | None, boot: str) -> None:
+    """Take the run's directory, environment, temp directory, path and import log."""
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
@@ -246,6 +244,28 @@ def child(request: dict[str, Any], channel: Channel, server_cwd_entry: str | Non
     reopen = getattr(sys.modules.get(STARTUP), "reopen", None)
     if reopen is not None:
         reopen(os.environ.get(IMPORTS))
+
+
+def _own_session(channel: Channel, started: int, log_path: str, fds: tuple[int, ...]) -> None:
+    """In a forked child: leave the server's channel, lead a session of its own (the server
+    names our pid only once it exists), and write `fds` (stdout, stderr) to the run's log."""
+    channel.close()
+    os.setsid()
+    os.close(started)
+    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+    for fd in fds:
+        os.dup2(log, fd)
+    os.close(log)
+
+
+def child(request: dict[str, Any], channel: Channel, server_cwd_entry: str | None,
+          boot: str, started: int) -> None:
+    """Become the run; never returns: pytest runs as `python -m pytest` runs it (`runpy`,
+    `__main__` and `sys.argv[0]` included) and its SystemExit, or any exception, leaves
+    through the interpreter's own exit (non-daemon threads joined, atexit, finalisation), as
+    a fresh process's does. The server's signal dispositions are a fresh process's: untouched."""
+    _own_session(channel, started, request["log"], (1, 2))
+    _become(request, server_cwd_entry, boot)
     sys.argv = ["-m", *request["args"]]  # runpy puts pytest's __main__.py first, as -m does
     runpy.run_module("pytest", run_name="__main__", alter_sys=True)
     raise SystemExit(0)  # pytest's __main__ always exits; a fresh process would end here too
@@ -277,19 +297,136 @@ def serve() -> None:
         request = channel.receive()
         if request is None:
             return
-        sys.stdout.flush()
-        sys.stderr.flush()
-        started, told = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            os.close(started)
-            child(request, channel, server_cwd_entry, boot, told)
-        os.close(told)
-        os.read(started, 1)  # end of file once the child leads its own session (or died)
+        if "collect" in request:  # from now on the server is the run, collected once
+            collect(request, channel, server_cwd_entry, boot)
+            return
+        _fork(channel, lambda told, request=request: child(
+            request, channel, server_cwd_entry, boot, told))
+
+
+def _fork(channel: Channel, become: Any) -> None:
+    """Fork a child that `become`s the run; answer its pid, then its end."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    started, told = os.pipe()
+    pid = os.fork()
+    if pid == 0:
         os.close(started)
-        channel.send({"pid": pid})
-        _, status = os.waitpid(pid, 0)
-        channel.send({"status": _returncode(status)})
+        become(told)
+    os.close(told)
+    os.read(started, 1)  # end of file once the child leads its own session (or died)
+    os.close(started)
+    channel.send({"pid": pid})
+    _, status = os.waitpid(pid, 0)
+    channel.send({"status": _returncode(status)})
+
+
+def _rewritten(key: str, warm: Any) -> bool:
+    """Whether pytest rewrote the asserts of a loaded module of the file `key`."""
+    for module in list(sys.modules.values()):
+        origin = getattr(module, "__file__", None)
+        if isinstance(origin, str) and warm._key(origin) == key:
+            loader = getattr(module, "__loader__", None)
+            if type(loader).__name__ == "AssertionRewritingHook":
+                return True
+    return False
+
+
+def _capture_fds(session: Any) -> tuple[int, ...]:
+    """The descriptors pytest's global capture puts back on stdout and stderr between tests
+    (its copies of the originals): a child's log must replace them too."""
+    capman = session.config.pluginmanager.getplugin("capturemanager")
+    capturing = getattr(capman, "_global_capturing", None)
+    found = []
+    for capture in (getattr(capturing, "out", None), getattr(capturing, "err", None)):
+        fd = getattr(capture, "targetfd_save", None)
+        if isinstance(fd, int):
+            found.append(fd)
+    return tuple(found)
+
+
+def _warm_child(request: dict[str, Any], channel: Channel, told: int, session: Any,
+                plan: tuple[str, Any] | None, warm: Any, live: dict[str, Any]) -> None:
+    """A mutant's run in the collected session; never returns (`os._exit` once the session
+    has ended as pytest ends one: its report written, its fixtures torn down)."""
+    status = 3
+    try:
+        _own_session(channel, told, request["log"], (1, 2, *_capture_fds(session)))
+        os.environ.update(request["env"])
+        tempfile.tempdir = None
+        reopen = getattr(sys.modules.get(STARTUP), "reopen", None)
+        if reopen is not None:
+            reopen(os.environ.get(IMPORTS))
+        if plan is not None:
+            warm.swap(live.get(plan[0], []), plan[1])
+        status = warm.run_tests(session, bool(request.get("first_failure")))
+    except BaseException:  # the report is missing: the harness runs the mutant fresh
+        import traceback
+        traceback.print_exc()
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(status)
+
+
+def collect(request: dict[str, Any], channel: Channel, server_cwd_entry: str | None,
+            boot: str) -> None:
+    """Become the run, collect its tests once with the targets traced (`_warm`), answer
+    `{"collected": N, "problem": ...}`, then serve each request: a mutant (`"mutant"`: its
+    file, already written) that `_warm.route` cannot place is answered `{"fresh": why}`, any
+    other is a forked child that runs the tests (with the mutant's code swapped in)."""
+    _become(request["collect"], server_cwd_entry, boot)
+    import _mutharness_warm as warm  # type: ignore[import-not-found]
+
+    targets = list(request["targets"])
+    tracer = warm.Tracer(targets)
+
+    def serve(session: Any, problem: str | None, originals: dict[str, Any]) -> None:
+        channel.send({"collected": len(session.items), "problem": problem})
+        if problem is not None:
+            return
+        live = warm.functions(targets)
+        while True:
+            asked = channel.receive()
+            if asked is None:
+                return
+            plan = None
+            if asked.get("mutant"):
+                key = warm._key(asked["mutant"])
+                found = originals.get(key)
+                reason = None
+                if found is None:
+                    reason = "the file was not a target when the tests were collected"
+                elif not key.endswith(".py"):
+                    reason = "the file is not Python source (read by whatever loads it)"
+                elif _rewritten(key, warm):
+                    reason = "pytest rewrites the file's asserts"
+                else:
+                    try:
+                        with open(asked["mutant"], "rb") as handle:
+                            routed = warm.route(found[1], found[0], handle.read(),
+                                                tracer.called)
+                    except OSError as error:
+                        routed = f"the mutated file cannot be read ({error.strerror})"
+                    if isinstance(routed, str):
+                        reason = routed
+                    else:
+                        plan = (key, routed)
+                if reason is not None:
+                    channel.send({"fresh": reason})
+                    continue
+            _fork(channel, lambda told, asked=asked, plan=plan: _warm_child(
+                asked, channel, told, session, plan, warm, live))
+
+    problem = tracer.start()
+    if problem is not None:
+        channel.send({"collected": 0, "problem": problem})
+        return
+    import pytest
+
+    pytest.main(list(request["collect"]["args"]),
+                plugins=[warm.Collected(tracer, targets, serve)])
 
 
 if __name__ == "__main__":

@@ -134,13 +134,41 @@ class ForkServer:
         except OSError as error:
             raise ServerUnusable(f"the server stopped reading ({error.strerror})") from None
 
+    def collect(self, request: Mapping[str, Any], targets: Sequence[str],
+                timeout_s: float) -> int:
+        """Make the server the run of `request` (as `run` words one), its tests collected once
+        with the `targets` traced (`_warm`); the number of tests. ServerUnusable when it
+        cannot serve mutants (and why)."""
+        self._send({"collect": dict(request), "targets": list(targets)})
+        answer = self._answer(timeout_s)
+        if answer is None:
+            raise ServerUnusable(f"it did not collect the tests within {timeout_s:g} s")
+        if answer.get("problem"):
+            raise ServerUnusable(str(answer["problem"]))
+        count = answer.get("collected")
+        if not isinstance(count, int):
+            raise ServerUnusable(f"the server answered {answer!r} to the collection")
+        return count
+
+    def run_collected(
+        self, mutant: Path | None, first_failure: bool, *, env: Mapping[str, str],
+        log_path: Path, timeout_s: float,
+    ) -> process.ProcessResult | str:
+        """A run of the collected tests in a forked child, with `mutant` (the workspace's
+        file, already mutated) swapped in; why it needs a fresh process instead (a text)."""
+        return self.run((), cwd=Path(), env=env, log_path=log_path, timeout_s=timeout_s,
+                        message={"mutant": None if mutant is None else str(mutant),
+                                 "first_failure": first_failure})
+
     def run(
         self, args: Sequence[str], *, cwd: Path, env: Mapping[str, str], log_path: Path,
-        timeout_s: float,
-    ) -> process.ProcessResult:
+        timeout_s: float, message: Mapping[str, Any] | None = None,
+    ) -> process.ProcessResult | str:
         """One run of pytest with `args` in a forked child; as `process.run` reports one.
         Interrupted at any point (also before the server named the child), the child's
-        session is ended and what it left is reaped before the interrupt goes on."""
+        session is ended and what it left is reaped before the interrupt goes on. With a
+        `message` (a collected server's request) the server may answer why the run needs a
+        fresh process instead: that text is returned."""
         marker = process.new_marker()
         keep = process.children()  # the server, and the caller's own children
         started = time.monotonic()
@@ -157,9 +185,12 @@ class ForkServer:
         timed_out = False
         try:
             try:
-                self._send({"args": list(args), "cwd": str(cwd), "log": str(log_path),
-                            "env": {**env, process.RUN_MARKER: marker}})
-                pid = _pid(self._answer(ANSWER_TIMEOUT_S))
+                self._send({**(message or {"args": list(args), "cwd": str(cwd)}),
+                            "log": str(log_path), "env": {**env, process.RUN_MARKER: marker}})
+                first = self._answer(ANSWER_TIMEOUT_S)
+                if first is not None and isinstance(first.get("fresh"), str):
+                    return str(first["fresh"])
+                pid = _pid(first)
                 done = self._answer(timeout_s)
                 if done is None:
                     timed_out = True

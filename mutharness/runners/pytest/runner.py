@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from mutharness import process
+from mutharness.digest import TreeState
 from mutharness.environment import is_below
 from mutharness.errors import (
     EnvironmentProblem,
@@ -46,7 +47,7 @@ from mutharness.runners.base import (
 from mutharness.runners.pytest.forked import MODULE as SERVER_MODULE
 from mutharness.runners.pytest.forked import ForkServer, ServerUnusable
 from mutharness.runners.pytest.rules import NAME
-from mutharness.runners.sandbox import sandboxed
+from mutharness.runners.sandbox import reset, sandboxed, untouched
 
 PROBE_MODULE = "_mutharness_probe"
 BOOT_MARKER = "mutharness-boot"  # names a run's start-up directory (stripped from a nested run)
@@ -56,6 +57,8 @@ WORKSPACE_BASE = "MUTHARNESS_WORKSPACE_BASE"
 IMPORTS = "MUTHARNESS_IMPORTS"
 DROP_ADDOPTS = "MUTHARNESS_DROP_ADDOPTS"  # see _probe
 REPORT_OUT = "MUTHARNESS_REPORT_OUT"  # see _probe
+PROBE_OUT = "MUTHARNESS_PROBE_OUT"  # see _probe
+WARM_MODULE = "_mutharness_warm"  # the collected mode of the fork server (_warm)
 SCRUBBED = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE")
 PROBE_TIMEOUT_S = 120.0
 MIN_PYTEST = "7.4"  # the oldest pytest mutharness is tested with (tests/harness/test_pytest_floor)
@@ -264,7 +267,7 @@ class PytestRunner:
         isolation: Isolation | None = None, addopts: str | None = None,
         user_base: str | None = None, probe_dir: Path | None = None,
         server_dir: Path | None = None, note: Callable[[str], None] | None = None,
-        drop_addopts: tuple[str, ...] = (),
+        drop_addopts: tuple[str, ...] = (), warm_dir: Path | None = None,
     ) -> None:
         self.python = python
         self.environ = dict(environ)
@@ -282,6 +285,11 @@ class PytestRunner:
         self.server: ForkServer | None = None
         self.fallback: str | None = None
         self.proven: set[tuple[str, ...]] = set()  # test sets whose forked run matched
+        # the warm route (`_warm`): a server per test set that collected them once
+        self.warm_dir = warm_dir if hasattr(os, "fork") else None
+        self.collected: _Collected | None = None
+        self.warm_proven: set[tuple[str, ...]] = set()
+        self.warm_refused: dict[tuple[str, ...], str] = {}
 
     def start(self) -> dict[str, str]:
         """The interpreter probed: pytest's floor; versions for the results.
@@ -299,8 +307,90 @@ class PytestRunner:
         """Stop the warm server, if one runs, and drop the bytecode of the workspace's
         modules (nothing else outlives a run of this runner)."""
         self._stop_server()
+        self._stop_collected()
         if self.isolation is not None:
             bytecode.forget(self.pycache, self.isolation.workspace_base)
+
+    def _stop_collected(self) -> None:
+        if self.collected is not None:
+            self.collected.server.close()
+            self.collected = None
+
+    def _refuse_warm(self, tests: tuple[str, ...], reason: str) -> None:
+        """Run every mutant of `tests` fresh from now on, and say why (once per test set)."""
+        if tests not in self.warm_refused:
+            self.warm_refused[tests] = reason
+            self.note(f"the mutants of {' '.join(tests)} run in a fresh process each: {reason}")
+        self.warm_proven.discard(tests)
+        if self.collected is not None and self.collected.tests == tests:
+            self._stop_collected()
+
+    def _collect(self, request: RunRequest) -> _Collected:
+        """A server that collected `request`'s tests once, with its targets traced (the one
+        kept for the test set asked last)."""
+        if self.collected is not None and self.collected.tests == request.tests:
+            return self.collected
+        self._stop_collected()
+        assert self.warm_dir is not None
+        directory = _fresh(self.warm_dir)
+        boot = directory / "boot"
+        self._boot(boot)
+        package = resources.files("mutharness.runners.pytest")
+        (boot / f"{SERVER_MODULE}.py").write_bytes(package.joinpath("_forkserver.py").read_bytes())
+        (boot / f"{WARM_MODULE}.py").write_bytes(package.joinpath("_warm.py").read_bytes())
+        cwd = directory / "cwd"
+        cwd.mkdir()
+        server = ForkServer.start(self.python, self.environment(cwd, directory, boot), cwd,
+                                  directory / "server.log")
+        run = directory / "run"
+        run.mkdir()
+        env = self.environment(request.cwd, run, boot)
+        env[REPORT_OUT] = str(run / "report.json")
+        bytecode.forget(self.pycache, request.cwd)
+        before = TreeState.scan(request.cwd, frozenset({".git"}))
+        try:
+            server.collect(
+                {"args": self.argv(request.tests, request.cwd, mutant=True)[3:],
+                 "cwd": str(request.cwd), "env": env},
+                [str(request.cwd / target) for target in request.targets], request.timeout_s)
+            added, changed = before.compare(
+                TreeState.scan(request.cwd, frozenset({".git"}), before))
+            if added or changed:  # each run's settling would undo it under the server
+                raise ServerUnusable(
+                    "collecting the tests wrote into the workspace "
+                    f"({', '.join((*added, *changed)[:3])}), which every run starts without")
+            if not untouched(run):
+                raise ServerUnusable("collecting the tests wrote into their temp or home "
+                                     "directory, which every warm child would share")
+        except BaseException:
+            server.close()
+            raise
+        self.collected = _Collected(request.tests, server, run)
+        return self.collected
+
+    def _prove_warm(self, request: RunRequest, baseline: RunFacts) -> None:
+        """Collect `request`'s tests in a server and run them once, unmutated, in its forked
+        child: the fresh `baseline`'s facts make its mutants warm; any difference, or a
+        server that cannot collect or serve, makes them fresh processes (and says why)."""
+        if request.tests in self.warm_proven or request.tests in self.warm_refused:
+            return
+        if baseline.timed_out or _distributed(baseline):
+            self._refuse_warm(request.tests, "pytest-xdist runs the tests in other processes"
+                              if _distributed(baseline) else "the baseline timed out")
+            return
+        try:
+            collected = self._collect(request)
+            warm = self._run(request, request.scratch, None, collected)
+        except (ServerUnusable, OSError) as error:
+            self._refuse_warm(request.tests, f"the warm server could not serve them: "
+                              f"{_reason(error)}")
+            return
+        difference = differences(baseline, warm, request.cwd)
+        if difference is not None:
+            self._refuse_warm(request.tests, f"their run in the collected server differed "
+                              f"from a fresh process's ({difference})")
+        else:
+            self.warm_proven.add(request.tests)
 
     def _stop_server(self) -> None:
         if self.server is not None:
@@ -375,7 +465,7 @@ class PytestRunner:
         env = sandboxed(child_environment(self.environ), scratch, self.isolation)
         env["PYTHONPYCACHEPREFIX"] = str(self.pycache)  # pytest's own bytecode stays warm
         env["PYTHONHASHSEED"] = "0"
-        env["MUTHARNESS_PROBE_OUT"] = str(scratch / "probe.json")
+        env[PROBE_OUT] = str(scratch / "probe.json")
         env[IMPORTS] = str(scratch / "imports")
         (scratch / "imports").mkdir()
         if self.drop_addopts:
@@ -407,6 +497,13 @@ class PytestRunner:
     def run(self, request: RunRequest) -> RunFacts:
         """Run the request's tests in its `cwd`; its `scratch` holds this run's files: in a
         forked child once `prove` has shown the warm runner gives these tests' facts."""
+        if (self.warm_dir is not None and request.mutated is not None and not request.fresh
+                and request.tests in self.warm_proven):
+            try:
+                return self._run(request, request.scratch, None, self._collect(request))
+            except (ServerUnusable, OSError) as error:
+                self._refuse_warm(request.tests, f"the warm server failed: {_reason(error)}")
+                return self._run(request, _fresh(request.scratch / "again"), None)
         server = self.server if request.tests in self.proven else None
         if server is None or request.keep_going:
             return self._run(request, request.scratch, None)
@@ -419,7 +516,11 @@ class PytestRunner:
     def prove(self, request: RunRequest, baseline: RunFacts) -> None:
         """Run the tests of a green `baseline` (a fresh process's) once more, forked: the same
         facts make later runs of these tests forked children; any difference, or a server
-        that fails, makes every later run a fresh process (and the user is told why)."""
+        that fails, makes every later run a fresh process (and the user is told why). The
+        warm route proves its collected server the same way (`_prove_warm`)."""
+        if self.warm_dir is not None:
+            self._prove_warm(request, baseline)
+            return
         if request.tests in self.proven or baseline.timed_out:
             return
         server = self._server()
@@ -439,7 +540,8 @@ class PytestRunner:
         else:
             self.proven.add(request.tests)
 
-    def _run(self, request: RunRequest, scratch: Path, server: ForkServer | None) -> RunFacts:
+    def _run(self, request: RunRequest, scratch: Path, server: ForkServer | None,
+             collected: _Collected | None = None) -> RunFacts:
         cwd = request.cwd
         boot = scratch / "boot"
         self._boot(boot)
@@ -450,12 +552,25 @@ class PytestRunner:
         env[REPORT_OUT] = str(report)
         argv = self.argv(request.tests, cwd, request.keep_going, request.first_failure,
                          request.mutant)
-        if server is not None:
+        route = ""
+        result: process.ProcessResult | str | None = None
+        if collected is not None:
+            collected.reset()
+            result = collected.server.run_collected(
+                cwd / request.mutated if request.mutated is not None else None,
+                request.first_failure, log_path=scratch / "pytest.log",
+                timeout_s=request.timeout_s,
+                env={name: env[name] for name in (REPORT_OUT, PROBE_OUT, IMPORTS)})
+            route = "warm" if not isinstance(result, str) else f"fresh: {result}"
+        if isinstance(result, process.ProcessResult):
+            pass
+        elif server is not None:
             result = server.run(argv[3:], cwd=cwd, env=env, log_path=scratch / "pytest.log",
                                 timeout_s=request.timeout_s)
         else:
             result = process.run(argv, cwd=cwd, env=env, log_path=scratch / "pytest.log",
                                  timeout_s=request.timeout_s)
+        assert isinstance(result, process.ProcessResult)
         state, document = read_report(report, started_wall, result.returncode)
         probe = _read_json(scratch / "probe.json")
         if state is ReportState.OK and not probe:
@@ -478,6 +593,7 @@ class PytestRunner:
             log_path=result.log_path,
             log_tail=log_tail(Path(result.log_path)),
             free_bytes=free_bytes(state, Path(result.log_path)),
+            route=route,
             extension=PytestFacts(
                 pytest_exit=int(document["exitcode"]) if "exitcode" in document else None,
                 imports=read_record(scratch / "imports", probe),
@@ -516,6 +632,20 @@ class PytestRunner:
     def imported(self, facts: RunFacts, root: Path) -> tuple[str, ...]:
         """The files under `root` any process of the run imported, from the import record."""
         return tuple(sorted({file for _, file in loaded_below(_imports(facts), root)}))
+
+
+@dataclass
+class _Collected:
+    """A fork server that collected one test set (`_warm`), and the scratch directory whose
+    temp and home its children share (emptied before each)."""
+
+    tests: tuple[str, ...]
+    server: ForkServer
+    scratch: Path
+
+    def reset(self) -> None:
+        """The temp and home every child inherits, empty again."""
+        reset(self.scratch)
 
 
 def _fresh(path: Path) -> Path:

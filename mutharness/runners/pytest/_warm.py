@@ -1,0 +1,243 @@
+"""The warm server's collected mode: the spec's tests collected once, each body mutant a forked
+child that swaps the mutated functions' code and runs every collected test, in order.
+
+The fork server (`_forkserver`) hands a `collect` request here: the server becomes the run (its
+directory, environment and path), traces which code of the mutation targets runs while pytest
+configures and collects (the imports, every module and class body, anything they call), and
+then serves mutant requests from inside `pytest_runtestloop`. For each, `route` compiles the
+file as committed and as mutated and pairs their code objects by position in the tree:
+
+* a code object whose own instructions, names or constants changed and that ran during the
+  collection (module level, a class body, a decorator, a default, a function called at import)
+  would have given a fresh process other state: the mutant runs fresh;
+* so does a change the pairing cannot place (a function added, removed or renamed, a closure
+  with other free variables, a changed docstring, a file that does not compile);
+* otherwise the child replaces the code of every live function whose code changed (moved lines
+  included) with the mutated file's, and runs the tests as `pytest` would have: a function's
+  code decides everything it does when called, and none of it ran before the tests began.
+
+The child's run is judged like any other; the harness confirms every run that did not fail a
+test with a fresh process. It runs in the tests' interpreter: Python 3.8 syntax, the standard
+library and pytest.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import sys
+import threading
+import types
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+_PLACE = "<mutharness nested code>"
+
+
+def _key(path: str) -> str:
+    return os.path.normcase(os.path.realpath(path))
+
+
+class Tracer:
+    """Every code object of the target files that started running while it was on (one
+    `call` event each; no line events), in this thread and in threads started meanwhile."""
+
+    def __init__(self, targets: list[str]) -> None:
+        self.targets = {_key(path) for path in targets}
+        self.files: dict[str, bool] = {}
+        self.called: set[types.CodeType] = set()
+        self.displaced = False
+
+    def __call__(self, frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            code = frame.f_code
+            hit = self.files.get(code.co_filename)
+            if hit is None:
+                hit = self.files[code.co_filename] = _key(code.co_filename) in self.targets
+            if hit:
+                self.called.add(code)
+        return None
+
+    def start(self) -> str | None:
+        """Trace from now on; why not (another tracer, a debugger or coverage, is on)."""
+        if sys.gettrace() is not None:
+            return "another tracer (coverage or a debugger) is on: collection cannot be traced"
+        sys.settrace(self)
+        threading.settrace(self)
+        return None
+
+    def stop(self) -> str | None:
+        """Stop tracing; why what it saw cannot be trusted (another tracer replaced it)."""
+        displaced = sys.gettrace() is not self
+        sys.settrace(None)
+        threading.settrace(None)  # type: ignore[arg-type,unused-ignore]
+        if displaced:
+            return ("another tracer (coverage?) replaced mutharness's while the tests were "
+                    "collected: what ran at import is unknown")
+        return None
+
+
+def _own(code: types.CodeType) -> types.CodeType:
+    """`code` without its position in the file and with its nested code objects as
+    placeholders: what it does when it runs, as the interpreter compares code."""
+    consts = tuple((_PLACE, index) if isinstance(const, types.CodeType) else const
+                   for index, const in enumerate(code.co_consts))
+    changes: dict[str, Any] = {"co_consts": consts, "co_firstlineno": 1}
+    if sys.version_info >= (3, 10):  # noqa: UP036 - the tests' Python may be 3.8
+        changes["co_linetable"] = b""
+    else:  # pragma: no cover - Python 3.8 and 3.9
+        changes["co_lnotab"] = b""
+    return code.replace(**changes)
+
+
+def _nested(code: types.CodeType) -> list[types.CodeType]:
+    return [const for const in code.co_consts if isinstance(const, types.CodeType)]
+
+
+def _docstring(code: types.CodeType) -> Any:
+    first = code.co_consts[0] if code.co_consts else None
+    return first if isinstance(first, str) else None
+
+
+def _pair(old: types.CodeType, new: types.CodeType, called: set[types.CodeType],
+          swaps: dict[types.CodeType, types.CodeType], top: bool) -> str | None:
+    """Pair `old` and `new` and everything nested in them into `swaps`; why not."""
+    where = getattr(old, "co_qualname", old.co_name)
+    if old.co_name != new.co_name or len(_nested(old)) != len(_nested(new)):
+        return f"the change adds, removes or renames code in {where}"
+    if old == new:
+        return None
+    changed = _own(old) != _own(new)
+    if changed and (top or old in called):
+        what = "module level" if top else where
+        return f"the change is in code that ran while the tests were collected ({what})"
+    if not top:
+        if old.co_freevars != new.co_freevars:
+            return f"the change alters the closure of {where}"
+        if changed and _docstring(old) != _docstring(new):
+            return f"the change is in the docstring of {where}"
+        swaps[old] = new
+    for inner_old, inner_new in zip(_nested(old), _nested(new)):  # noqa: B905 - 3.8
+        problem = _pair(inner_old, inner_new, called, swaps, False)
+        if problem is not None:
+            return problem
+    return None
+
+
+def route(path: str, original: bytes, mutated: bytes,
+          called: set[types.CodeType]) -> dict[types.CodeType, types.CodeType] | str:
+    """The code swaps that make the collected session run `mutated` as a fresh one would
+    (`called`: the code of `path` that ran while collecting); else why it needs a fresh run."""
+    try:
+        old = compile(original, path, "exec", dont_inherit=True)
+        new = compile(mutated, path, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as error:
+        return f"the mutated file does not compile ({error.__class__.__name__})"
+    swaps: dict[types.CodeType, types.CodeType] = {}
+    problem = _pair(old, new, called, swaps, True)
+    return problem if problem is not None else swaps
+
+
+def functions(targets: list[str]) -> dict[str, list[types.FunctionType]]:
+    """Every live function of each target file (by `_key`), found once after collecting:
+    a forked child has made none since."""
+    keys = {_key(path) for path in targets}
+    files: dict[str, str | None] = {}
+    found: dict[str, list[types.FunctionType]] = {key: [] for key in keys}
+    for candidate in gc.get_objects():
+        if not isinstance(candidate, types.FunctionType):
+            continue
+        name = candidate.__code__.co_filename
+        if name not in files:
+            key = _key(name)
+            files[name] = key if key in keys else None
+        hit = files[name]
+        if hit is not None:
+            found[hit].append(candidate)
+    return found
+
+
+def swap(live: list[types.FunctionType], swaps: dict[types.CodeType, types.CodeType]) -> int:
+    """Give every function of `live` whose code is an old one of `swaps` the new code; how
+    many were swapped."""
+    done = 0
+    for function in live:
+        new = swaps.get(function.__code__)
+        if new is not None:
+            function.__code__ = new
+            done += 1
+    return done
+
+
+def run_tests(session: Any, first_failure: bool) -> int:
+    """Run every collected test in order as pytest's own loop does; the session's exit
+    status (pytest's `ExitCode` values). The session then finishes as pytest finishes one
+    (fixtures torn down, the summary, the report); unconfiguring is left out."""
+    config = session.config
+    config.option.maxfail = 1 if first_failure else 0
+    items = session.items
+    status = 0
+    try:
+        for index, item in enumerate(items):
+            nextitem = items[index + 1] if index + 1 < len(items) else None
+            item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+            if session.shouldfail or session.shouldstop:
+                break
+        if session.shouldstop and not session.shouldfail:
+            status = 2
+        elif session.testsfailed:
+            status = 1
+        elif not items:
+            status = 5
+    except KeyboardInterrupt:
+        status = 2
+    session.exitstatus = status
+    config.hook.pytest_sessionfinish(session=session, exitstatus=status)
+    return status  # the report is written: the child leaves through os._exit
+
+
+def collection_problem(session: Any, tracer_problem: str | None) -> str | None:
+    """Why the collected session cannot serve mutants (None: it can)."""
+    if tracer_problem is not None:
+        return tracer_problem
+    if session.testsfailed:
+        return "the tests did not all collect"
+    if session.config.pluginmanager.has_plugin("dsession"):
+        return "pytest-xdist runs the tests in other processes"
+    extra = [thread.name for thread in threading.enumerate()
+             if thread is not threading.main_thread()]
+    if extra:
+        return (f"the collection started threads a forked child would not have "
+                f"({', '.join(extra[:3])})")
+    if os.path.isdir("/proc/self/task") and len(os.listdir("/proc/self/task")) > 1:
+        return "the collection started threads (outside Python) a forked child would not have"
+    return None
+
+
+class Collected:
+    """The plugin that turns the server's session into the mutants' server."""
+
+    def __init__(self, tracer: Tracer, targets: list[str],
+                 serve: Callable[[Any, str | None, dict[str, tuple[bytes, str]]], None]
+                 ) -> None:
+        self.tracer = tracer
+        self.targets = targets
+        self.serve = serve
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: Any) -> bool:
+        """Serve the mutants instead of running the tests (each child runs them)."""
+        problem = self.tracer.stop()
+        problem = collection_problem(session, problem)
+        originals: dict[str, tuple[bytes, str]] = {}
+        for path in self.targets:
+            try:
+                with open(path, "rb") as handle:
+                    originals[_key(path)] = (handle.read(), path)
+            except OSError:
+                continue
+        self.serve(session, problem, originals)
+        return True
+

@@ -1,0 +1,325 @@
+"""The warm route (`--pytest-runner warm`): the verdicts of a fresh process per mutant, with the
+tests collected once and each body mutant's code swapped into a forked child."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from conftest import Completed, Project, git
+
+from mutharness.model.results import from_json, to_json
+
+ProjectFactory = Callable[..., Project]
+Cli = Callable[..., Completed]
+WARM = ("--pytest-runner", "warm")
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the warm route forks")
+
+CORE = '''\
+import functools
+
+LIMIT = 10
+
+
+def doubled(function):
+    def wrapper(value):
+        return 2 * function(value)
+    return wrapper
+
+
+@doubled
+def scaled(value):
+    return value + 1
+
+
+class Shape:
+    sides = 4
+
+    def area(self, side):
+        return side * side
+
+
+def clamp(x):
+    if x > LIMIT:
+        return LIMIT
+    return x
+
+
+def _table():
+    return {n: n * n for n in range(5)}
+
+
+SQUARES = _table()
+
+
+@functools.lru_cache(maxsize=None)
+def cube(n):
+    return n * n * n
+
+
+CUBE_TWO = cube(2)
+
+
+def counter():
+    total = [0]
+
+    def add(n):
+        total[0] += n
+        return total[0]
+    return add
+
+
+TALLY = counter()
+
+
+def words(text):
+    for word in text.split():
+        yield word.upper()
+'''
+
+INIT = 'from .core import *  # noqa\nfrom .core import _table\n\nVERSION = "1"\n'
+
+TESTS = '''\
+import pkg
+from pkg import core
+
+
+def test_limit():
+    assert core.LIMIT == 10
+
+
+def test_scaled():
+    assert core.scaled(1) == 4
+
+
+def test_shape():
+    assert core.Shape.sides == 4
+    assert core.Shape().area(3) == 9
+
+
+def test_clamp():
+    assert core.clamp(50) == 10
+    assert core.clamp(3) == 3
+
+
+def test_squares():
+    assert core.SQUARES[3] == 9
+
+
+def test_cube():
+    assert core.CUBE_TWO == 8
+    assert core.cube(3) == 27
+
+
+def test_tally():
+    assert core.TALLY(2) == 2
+
+
+def test_words():
+    assert list(core.words("a b")) == ["A", "B"]
+
+
+def test_version():
+    assert pkg.VERSION == "1"
+
+
+def test_fixture(seven):
+    assert seven == 7
+'''
+
+CONFTEST = '''\
+import pytest
+
+
+@pytest.fixture
+def seven():
+    return 7
+'''
+
+
+def _mutation(name: str, file: str, anchor: str, replacement: str,
+              caught: bool = True) -> dict[str, object]:
+    found: dict[str, object] = {"name": name, "file": file, "anchor": anchor,
+                                "replacement": replacement}
+    if not caught:
+        found["expectCaught"] = False
+    return found
+
+
+CORE_PY = "src/pkg/core.py"
+# name -> the route the warm run takes: "warm", the words of why it ran fresh, or "" (a fresh
+# process asked for: a survivor, or the confirmation of a warm run that failed no test)
+ROUTES = {
+    "a function body": "warm",
+    "a method body": "warm",
+    "the body of a closure a decorator made at import": "warm",
+    "the body of a closure made at import": "warm",
+    "a generator": "warm",
+    "a comprehension of a function called at import": "ran while the tests were collected",
+    "the body of a cached function called at import": "ran while the tests were collected",
+    "a module constant": "module level",
+    "a class body": "ran while the tests were collected",
+    "the package's __init__": "module level",
+    "a conftest fixture": "rewrites",
+    "SURVIVOR (documented): the boundary itself": "",
+    "an equivalent change the tests cannot see": "",
+}
+SPEC = {
+    "tests": ["tests/test_pkg.py"],
+    "expectBaselinePass": 10,
+    "mutations": [
+        _mutation("a function body", CORE_PY, "        return LIMIT\n",
+                  "        return LIMIT + 1\n"),
+        _mutation("a method body", CORE_PY, "return side * side", "return side + side"),
+        _mutation("the body of a closure a decorator made at import", CORE_PY,
+                  "return 2 * function", "return 3 * function"),
+        _mutation("the body of a closure made at import", CORE_PY, "total[0] += n",
+                  "total[0] -= n"),
+        _mutation("a generator", CORE_PY, "word.upper()", "word.lower()"),
+        _mutation("a comprehension of a function called at import", CORE_PY,
+                  "n: n * n for n", "n: n + n for n"),
+        _mutation("the body of a cached function called at import", CORE_PY,
+                  "return n * n * n", "return n * n + n"),
+        _mutation("a module constant", CORE_PY, "LIMIT = 10", "LIMIT = 11"),
+        _mutation("a class body", CORE_PY, "sides = 4", "sides = 5"),
+        _mutation("the package's __init__", "src/pkg/__init__.py", 'VERSION = "1"',
+                  'VERSION = "2"'),
+        _mutation("a conftest fixture", "tests/conftest.py", "return 7", "return 8"),
+        _mutation("SURVIVOR (documented): the boundary itself", CORE_PY, "if x > LIMIT:",
+                  "if x >= LIMIT:", caught=False),
+        _mutation("an equivalent change the tests cannot see", CORE_PY, "    return x\n",
+                  "    return x + 0\n"),
+    ],
+}
+
+
+@pytest.fixture
+def project(make_project: ProjectFactory) -> Project:
+    """A src-layout package with body and import-time mutations of every kind."""
+    made = make_project()
+    made.write("pyproject.toml", '[tool.pytest.ini_options]\npythonpath = ["src"]\n')
+    made.write("tests/conftest.py", CONFTEST)
+    for relative, text in {"src/pkg/__init__.py": INIT, CORE_PY: CORE,
+                           "tests/test_pkg.py": TESTS}.items():
+        made.write(relative, text)
+    made.spec("routes", SPEC)
+    made.commit("a src-layout project")
+    return made
+
+
+def _verify(cli: Cli, project: Project, name: str,
+            *flags: str) -> tuple[Completed, dict[str, Any]]:
+    here = project.root.parent
+    done = cli(project.root, "verify", "specs/routes.json", "--json",
+               str(here / f"{name}.json"), *flags,
+               env={**os.environ, "PYTHONIOENCODING": "utf-8"})
+    return done, to_json(from_json(json.loads((here / f"{name}.json").read_text("utf-8"))),
+                         timings=False)
+
+
+def _compared(results: dict[str, Any]) -> dict[str, Any]:
+    """The results without the settings, the notes and each run's route, and with the
+    durations pytest prints in its summary line masked."""
+    kept = {key: value for key, value in results.items() if key not in ("settings", "notes")}
+    text = re.sub(r' in \d+\.\d+s', " in Ts", json.dumps(kept))
+    return json.loads(re.sub(r', "route": "[^"]*"', "", text))
+
+
+def _routes(results: dict[str, Any]) -> dict[str, str]:
+    return {m["name"]: m["facts"].get("route", "") for spec in results["specs"]
+            for m in spec["mutations"]}
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no fork")
+def test_each_mutant_runs_warm_only_where_a_fresh_process_would_run_the_same_code(
+    project: Project, cli: Cli
+) -> None:
+    fresh, fresh_results = _verify(cli, project, "fresh", "--pytest-runner", "subprocess")
+    warm, warm_results = _verify(cli, project, "warm", *WARM)
+
+    # the equivalent change survives, unexpectedly: both runs say so
+    assert fresh.code == 1, fresh.out + fresh.err
+    assert warm.code == 1, warm.out + warm.err
+    assert "note:" not in warm.err, warm.err  # the route was never refused
+    assert _compared(warm_results) == _compared(fresh_results)
+    routes = _routes(warm_results)
+    assert {name: route if route in ("warm", "") else route.split(":", 1)[0]
+            for name, route in routes.items()} == {
+        name: "fresh" if expected not in ("warm", "") else expected
+        for name, expected in ROUTES.items()}
+    for name, expected in ROUTES.items():
+        assert expected in routes[name], (name, routes[name])
+    # the warm run of the equivalent change failed no test: a fresh process gave the verdict
+    logs = project.root / ".mutharness" / "runs" / "routes"
+    assert (logs / "mutant-13.log").exists() and (logs / "mutant-13-fresh.log").exists()
+    assert not (logs / "mutant-1-fresh.log").exists()
+    assert git(project.root, "status", "--porcelain") == ""
+
+
+LOOPING = {
+    "tests": ["tests/test_pkg.py"],
+    "expectBaselinePass": 10,
+    "mutations": [
+        _mutation("a body that never returns", CORE_PY, "    return x\n",
+                  "    while True:\n        pass\n"),
+        _mutation("a function body", CORE_PY, "        return LIMIT\n",
+                  "        return LIMIT + 1\n"),
+    ],
+}
+
+
+def test_a_warm_child_that_times_out_is_killed_and_the_server_serves_the_next_mutant(
+    project: Project, cli: Cli
+) -> None:
+    project.spec("routes", LOOPING)
+    project.commit("a mutant that loops")
+
+    # a limit of a few seconds (3 x the baseline + 3): the other mutant takes a fraction of one
+    done, results = _verify(cli, project, "warm", *WARM, "--timeout-floor", "1",
+                            "--timeout-constant", "3")
+
+    assert done.code == 4, done.out + done.err  # a timeout is no verdict
+    looping, next_one = results["specs"][0]["mutations"]
+    # the warm run timed out: no verdict from it; its fresh confirmation timed out too
+    assert looping["verdict"] == "TIMEOUT"
+    assert looping["facts"].get("route", "") == ""
+    logs = project.root / ".mutharness" / "runs" / "routes"
+    assert (logs / "mutant-1.log").exists() and (logs / "mutant-1-fresh.log").exists()
+    assert (next_one["verdict"], next_one["facts"].get("route")) == ("CAUGHT", "warm")
+    assert git(project.root, "status", "--porcelain") == ""
+
+
+REFUSALS = {
+    "writes into the workspace": ("tests/conftest.py", CONFTEST + (
+        "\nimport pathlib\n\npathlib.Path('made-at-collection.txt').write_text('x')\n"),
+        "wrote into the workspace (made-at-collection.txt)"),
+    "writes into its temp directory": ("tests/conftest.py", CONFTEST + (
+        "\nimport tempfile\n\ntempfile.mkstemp()\n"), "temp or home directory"),
+    "starts a thread": ("tests/conftest.py", CONFTEST + (
+        "\nimport threading, time\n\nthreading.Thread(target=time.sleep, args=(30,), "
+        "daemon=True, name='poller').start()\n"), "started threads a forked child would not "
+        "have (poller)"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSALS))
+def test_a_collection_that_leaves_state_a_child_would_not_share_runs_every_mutant_fresh(
+    project: Project, cli: Cli, case: str
+) -> None:
+    path, text, words = REFUSALS[case]
+    project.write(path, text)
+    project.spec("routes", {**SPEC, "mutations": SPEC["mutations"][:2]})  # type: ignore[index]
+    project.commit(f"a collection that {case}")
+
+    done, results = _verify(cli, project, "warm", *WARM)
+
+    assert done.code == 0, done.out + done.err
+    assert words in done.err, done.err
+    assert "note: the mutants of tests/test_pkg.py run in a fresh process each" in done.err
+    assert [m["facts"].get("route", "") for m in results["specs"][0]["mutations"]] == ["", ""]
