@@ -508,11 +508,13 @@ def runner_differences(recorded: dict[str, Any], forked: dict[str, Any]) -> list
 
 
 def _comparable(facts: dict[str, Any]) -> dict[str, Any]:
-    """Facts without what two honest runs differ in (RUN_CONTEXT, SPEC_CONTEXT), and with the
-    durations pytest prints in its summary line ("2 passed in 0.12s", in a log tail) masked."""
+    """Facts without what two honest runs differ in (RUN_CONTEXT, SPEC_CONTEXT, the route a
+    run took), and with the durations pytest prints in its summary line ("2 passed in
+    0.12s", in a log tail) masked."""
     kept = _without(facts, RUN_CONTEXT)
     kept["specs"] = [_without(spec, SPEC_CONTEXT) for spec in facts["specs"]]
-    return json.loads(re.sub(r" in \d+\.\d+s", " in Ts", json.dumps(kept)))
+    text = re.sub(r" in \d+\.\d+s", " in Ts", json.dumps(kept))
+    return json.loads(re.sub(r', "route": "(?:[^"\\]|\\.)*"', "", text))
 
 
 def _without(document: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
@@ -617,6 +619,9 @@ def test_every_bundled_pytest_spec_gets_the_facts_forked_that_its_fresh_evidence
     assert [spec.spec.id for spec in forked.specs] == ids
     differences = [line for spec_id in ids
                    for line in runner_differences(recorded[spec_id], facts_of(forked, spec_id))]
+    routes = [mutation.facts.route for spec in forked.specs for mutation in spec.mutations]
+    if runner == "warm":  # the route is taken, not silently refused: most mutants ran warm
+        assert routes.count("warm") * 2 > len(routes), routes
     tools = {key: (recorded[ids[0]]["tool"].get(key), value)
              for key, value in forked.tool.items() if recorded[ids[0]]["tool"].get(key) != value
              and not key.endswith("_executable") and key != "ci"}
