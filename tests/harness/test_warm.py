@@ -323,3 +323,23 @@ def test_a_collection_that_leaves_state_a_child_would_not_share_runs_every_mutan
     assert words in done.err, done.err
     assert "note: the mutants of tests/test_pkg.py run in a fresh process each" in done.err
     assert [m["facts"].get("route", "") for m in results["specs"][0]["mutations"]] == ["", ""]
+
+
+def test_empty_directories_the_collection_made_are_made_again_for_every_warm_child(
+    project: Project, cli: Cli
+) -> None:
+    """pytest-benchmark makes `.benchmarks` at configure: a fresh process finds it made before
+    its tests run, and so does every warm child (settling removes it after each run)."""
+    project.write("tests/conftest.py", CONFTEST.replace(
+        "import pytest\n", "import os\n\nimport pytest\n\nos.makedirs('.made/at/configure', "
+        "exist_ok=True)\n").replace("    return 7", "    assert os.path.isdir('.made/at/configure')"
+                                    "\n    return 7"))
+    project.spec("routes", {**SPEC, "mutations": SPEC["mutations"][:2]})  # type: ignore[index]
+    project.commit("a conftest that makes a directory at import")
+
+    done, results = _verify(cli, project, "warm", *WARM)
+
+    assert done.code == 0, done.out + done.err
+    assert "note:" not in done.err, done.err
+    assert [m["facts"]["route"] for m in results["specs"][0]["mutations"]] == ["warm", "warm"]
+    assert git(project.root, "status", "--porcelain") == ""

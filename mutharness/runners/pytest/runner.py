@@ -353,19 +353,23 @@ class PytestRunner:
                 {"args": self.argv(request.tests, request.cwd, mutant=True)[3:],
                  "cwd": str(request.cwd), "env": env},
                 [str(request.cwd / target) for target in request.targets], request.timeout_s)
-            added, changed = before.compare(
-                TreeState.scan(request.cwd, frozenset({".git"}), before))
-            if added or changed:  # each run's settling would undo it under the server
+            after = TreeState.scan(request.cwd, frozenset({".git"}), before)
+            _, changed = before.compare(after)
+            made = tuple(sorted(key for key in after.entries if key not in before.entries))
+            written = [*changed, *(key for key in made if after.entries[key].kind != "dir")]
+            if written:  # each run's settling would undo it under the server
                 raise ServerUnusable(
-                    "collecting the tests wrote into the workspace "
-                    f"({', '.join((*added, *changed)[:3])}), which every run starts without")
+                    f"collecting the tests wrote into the workspace ({', '.join(written[:3])}), "
+                    "which every run starts without")
             if not untouched(run):
                 raise ServerUnusable("collecting the tests wrote into their temp or home "
                                      "directory, which every warm child would share")
         except BaseException:
             server.close()
             raise
-        self.collected = _Collected(request.tests, server, run)
+        # empty directories (pytest-benchmark's .benchmarks) are made again before each child,
+        # as a fresh process makes them before its tests run
+        self.collected = _Collected(request.tests, server, run, request.cwd, made)
         return self.collected
 
     def _prove_warm(self, request: RunRequest, baseline: RunFacts) -> None:
@@ -636,16 +640,21 @@ class PytestRunner:
 
 @dataclass
 class _Collected:
-    """A fork server that collected one test set (`_warm`), and the scratch directory whose
-    temp and home its children share (emptied before each)."""
+    """A fork server that collected one test set (`_warm`), the scratch directory whose temp
+    and home its children share (emptied before each), and what collecting made."""
 
     tests: tuple[str, ...]
     server: ForkServer
     scratch: Path
+    cwd: Path  # the workspace
+    made: tuple[str, ...] = ()  # the empty directories collecting made in it, parents first
 
     def reset(self) -> None:
-        """The temp and home every child inherits, empty again."""
+        """The temp and home every child inherits empty again, and the directories collecting
+        made in the workspace made again (each run's settling removes them)."""
         reset(self.scratch)
+        for key in self.made:
+            (self.cwd / key).mkdir(exist_ok=True)
 
 
 def _fresh(path: Path) -> Path:
