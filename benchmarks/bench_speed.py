@@ -394,6 +394,7 @@ def main() -> None:
         rows: dict[str, list[float]] = {}
         bounds: list[float] = []
         fixed: dict[str, list[float]] = {}
+        warm: list[bool] = []
         for round_number in range(arguments.rounds):
             out = Path(temp) / f"results-{round_number}.json"
             for name, flags in (
@@ -416,6 +417,9 @@ def main() -> None:
                     fixed.setdefault("subprocess", []).append(wall - inside_children(results))
                 elif flags == ("--pytest-runner", "forked"):
                     fixed.setdefault("forked", []).append(wall - inside_children(results))
+                elif flags == ("--pytest-runner", "warm"):
+                    warm = [m["facts"].get("route") == "warm"
+                            for s in results["specs"] for m in s["mutations"]]
             tests = results["specs"][0]["tests"]
             runs = sum(1 + len(s["mutations"]) for s in results["specs"])
             rows.setdefault(f"bare python -m pytest, {runs} processes", []).append(
@@ -434,6 +438,7 @@ def main() -> None:
         for runner, values in fixed.items():
             print(f"{f'fixed cost, {runner} runner (verify outside its runs)':<64}"
                   f"{statistics.median(values):8.2f} s")
+        print(f"mutants the warm route ran warm: {sum(warm)} of {len(warm)}")
 
 
 if __name__ == "__main__":
