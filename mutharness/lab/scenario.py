@@ -37,7 +37,7 @@ class Scenario:
     timeout_s: float
     mutation: Mutation | None = None
     first_failure: bool = False  # stop at the first failing test (--first-failure)
-    fresh: bool = False  # never the warm route (a warm run's confirmation, an expected survivor)
+    fresh: str = ""  # why it never takes the warm route (a warm run's confirmation, a survivor)
 
     @classmethod
     def baseline(cls, spec: Spec, number: int, timeout_s: float) -> Scenario:
@@ -57,10 +57,10 @@ class Scenario:
     @classmethod
     def mutant(
         cls, spec: Spec, mutation: Mutation, timeout_s: float, first_failure: bool = False,
-        fresh: bool = False,
+        fresh: str = "",
     ) -> Scenario:
         """The run of one mutant; with `first_failure` it stops at its first failing test,
-        with `fresh` it never takes the warm route."""
+        with `fresh` (why) it never takes the warm route."""
         return cls(spec, Kind.MUTANT, mutant_scenario(mutation.number), timeout_s, mutation,
                    first_failure, fresh)
 
@@ -70,7 +70,8 @@ class Scenario:
 
     def confirmed(self) -> Scenario:
         """The same run off the warm route, under its own name (a warm run's confirmation)."""
-        return replace(self, name=f"{self.name}-fresh", fresh=True)
+        return replace(self, name=f"{self.name}-fresh",
+                       fresh="its warm run failed no test: a fresh process gives the verdict")
 
 
 @dataclass(frozen=True)

@@ -254,8 +254,10 @@ class _SpecRun:
         first_failure = self._first_failure(mutation, baseline)
         # a mutation expected to survive runs fresh at once: a warm run that fails no test is
         # no verdict, and would need the fresh run anyway
-        scenario = Scenario.mutant(self.spec, mutation, baseline.timeout_s, first_failure,
-                                   fresh=not mutation.expect_caught)
+        scenario = Scenario.mutant(
+            self.spec, mutation, baseline.timeout_s, first_failure,
+            fresh="" if mutation.expect_caught else "the spec expects it to survive: only a "
+            "fresh process gives a survivor's verdict")
         ran = run_scenario(scenario, self.lab)
         classification = classify(ran.facts, baseline.facts, ran.drift, first_failure)
         if ran.facts.route == "warm" and classification.verdict is not Verdict.CAUGHT:

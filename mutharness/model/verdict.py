@@ -186,7 +186,7 @@ def ids_problem(
     if len(ran) == len(expected):
         return (
             "test ids differ between runs (a parametrize id made from id() or a random "
-            f"value?): {detail}"
+            f"value, or from a value the mutant changes?): {detail}"
         )
     return f"ran {len(ran)} tests, not the baseline's {len(expected)}: {detail}"
 

@@ -174,7 +174,7 @@ class RunRequest:
     mutant: bool = False  # a mutant's run: only its tests' outcomes decide, not their reports
     targets: tuple[str, ...] = ()  # the spec's mutation targets (repo-relative)
     mutated: str | None = None  # the target this run's mutant is written into (repo-relative)
-    fresh: bool = False  # never the warm route (a warm run's confirmation, an expected survivor)
+    fresh: str = ""  # why it never takes the warm route (a warm run's confirmation, a survivor)
 
 
 @dataclass(frozen=True)

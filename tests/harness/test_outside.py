@@ -54,7 +54,8 @@ def test_a_pytest_ini_and_conftest_planted_above_the_workspace_are_never_loaded(
     assert not (sandbox.tmpdir / "PLANTED_CONFTEST_RAN").exists()
     results = json.loads((project.root / ".mutharness/results.json").read_text("utf-8"))
     assert results["specs"][0]["baseline"]["runner_facts"]["config_file"] == (
-        "none in the repository (pytest read pytest.ini above the checkout)"
+        "none in the repository (pytest stopped at mutharness's empty pytest.ini above the "
+        "checkout)"
     )
 
 

@@ -100,7 +100,8 @@ TABLE = [
                  "tests/test_calc.py::test_d", id="more-tests-than-baseline"),
     pytest.param(caught(outcomes=outcomes("passed", "failed", "passed",
                                           ids=(*BASELINE[:2], "tests/test_calc.py::test_z"))),
-                 (), UNTRUSTWORTHY, "test ids differ between runs",
+                 (), UNTRUSTWORTHY, "test ids differ between runs (a parametrize id made from "
+                 "id() or a random value, or from a value the mutant changes?)",
                  id="different-tests-same-count"),
     pytest.param(facts(outcomes=outcomes("passed", "passed", "passed",
                                          ids=(BASELINE[0], BASELINE[0], BASELINE[1]))),

@@ -153,8 +153,8 @@ def _mutation(name: str, file: str, anchor: str, replacement: str,
 
 
 CORE_PY = "src/pkg/core.py"
-# name -> the route the warm run takes: "warm", the words of why it ran fresh, or "" (a fresh
-# process asked for: a survivor, or the confirmation of a warm run that failed no test)
+# name -> the route the warm run takes: "warm", or the words of why it ran fresh (also when the
+# lab asked for a fresh process: a survivor, the confirmation of a warm run that failed no test)
 ROUTES = {
     "a function body": "warm",
     "a method body": "warm",
@@ -167,8 +167,8 @@ ROUTES = {
     "a class body": "ran while the tests were collected",
     "the package's __init__": "module level",
     "a conftest fixture": "rewrites",
-    "SURVIVOR (documented): the boundary itself": "",
-    "an equivalent change the tests cannot see": "",
+    "SURVIVOR (documented): the boundary itself": "the spec expects it to survive",
+    "an equivalent change the tests cannot see": "its warm run failed no test",
 }
 SPEC = {
     "tests": ["tests/test_pkg.py"],
@@ -254,16 +254,20 @@ def test_each_mutant_runs_warm_only_where_a_fresh_process_would_run_the_same_cod
                      r"failed\)\n", warm.out), warm.out
     assert _compared(warm_results) == _compared(fresh_results)
     routes = _routes(warm_results)
-    assert {name: route if route in ("warm", "") else route.split(":", 1)[0]
+    assert {name: route if route == "warm" else route.split(":", 1)[0]
             for name, route in routes.items()} == {
-        name: "fresh" if expected not in ("warm", "") else expected
-        for name, expected in ROUTES.items()}
+        name: "fresh" if expected != "warm" else expected for name, expected in ROUTES.items()}
     for name, expected in ROUTES.items():
         assert expected in routes[name], (name, routes[name])
     # the warm run of the equivalent change failed no test: a fresh process gave the verdict
     logs = project.root / ".mutharness" / "runs" / "routes"
     assert (logs / "mutant-13.log").exists() and (logs / "mutant-13-fresh.log").exists()
     assert not (logs / "mutant-1-fresh.log").exists()
+    # a warm child's summary counts its own run, not the server's collection before it
+    timed = json.loads((project.root.parent / "warm.json").read_text("utf-8"))
+    took = timed["specs"][0]["mutations"][0]["facts"]["duration_s"]
+    said = re.findall(r" in (\d+\.\d+)s", (logs / "mutant-1.log").read_text("utf-8"))
+    assert said and float(said[-1]) <= took, (said, took)
     assert git(project.root, "status", "--porcelain") == ""
 
 
@@ -293,7 +297,8 @@ def test_a_warm_child_that_times_out_is_killed_and_the_server_serves_the_next_mu
     looping, next_one = results["specs"][0]["mutations"]
     # the warm run timed out: no verdict from it; its fresh confirmation timed out too
     assert looping["verdict"] == "TIMEOUT"
-    assert looping["facts"].get("route", "") == ""
+    assert looping["facts"]["route"] == (
+        "fresh: its warm run failed no test: a fresh process gives the verdict")
     logs = project.root / ".mutharness" / "runs" / "routes"
     assert (logs / "mutant-1.log").exists() and (logs / "mutant-1-fresh.log").exists()
     assert (next_one["verdict"], next_one["facts"].get("route")) == ("CAUGHT", "warm")
@@ -328,6 +333,7 @@ def test_a_collection_that_leaves_state_a_child_would_not_share_runs_every_mutan
     assert words in done.err, done.err
     assert "note: the mutants of tests/test_pkg.py run in a fresh process each" in done.err
     assert [m["facts"].get("route", "") for m in results["specs"][0]["mutations"]] == ["", ""]
+    # (refused: the runner runs fresh processes, as without the option, and says so once)
 
 
 def test_empty_directories_the_collection_made_are_made_again_for_every_warm_child(
@@ -348,3 +354,53 @@ def test_empty_directories_the_collection_made_are_made_again_for_every_warm_chi
     assert "note:" not in done.err, done.err
     assert [m["facts"]["route"] for m in results["specs"][0]["mutations"]] == ["warm", "warm"]
     assert git(project.root, "status", "--porcelain") == ""
+
+
+UNSEEN = {
+    "a subprocess run at import": (
+        "import subprocess, sys\n\nFRESH = subprocess.run([sys.executable, '-c', 'import pkg."
+        "core; print(pkg.core.clamp(-5))'], capture_output=True, text=True,\n"
+        "                       env={'PYTHONPATH': 'src'}).stdout.strip()\n\n\n"
+        "def test_the_same_in_another_interpreter():\n    from pkg import core\n"
+        "    assert str(core.clamp(-5)) == FRESH\n", "started a Python interpreter"),
+    "a shell that runs Python at import": (
+        "import os, subprocess, sys\n\nFRESH = subprocess.run(['/bin/sh', '-c', "
+        "'PYTHONPATH=\"$PYTHONPATH:src\" \"$0\" -c \"import pkg.core; "
+        "print(pkg.core.clamp(-5))\"', sys.executable],\n"
+        "                       capture_output=True, text=True).stdout.strip()\n\n\n"
+        "def test_the_same_in_another_interpreter():\n    from pkg import core\n"
+        "    assert str(core.clamp(-5)) == FRESH\n",
+        "ran the workspace's code in another process"),
+    "the target's source read at import": (
+        "import pathlib\n\nSOURCE = pathlib.Path('src/pkg/core.py').read_text()\n\n\n"
+        "def test_the_source_is_what_runs():\n    import inspect\n    from pkg import core\n"
+        "    assert inspect.getsource(core.clamp) in SOURCE\n", "read src/pkg/core.py"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNSEEN))
+def test_what_collecting_computed_outside_the_tracer_s_sight_keeps_every_mutant_fresh(
+    project: Project, cli: Cli, case: str
+) -> None:
+    """A value computed while collecting from the target by another process, or from its
+    bytes, is the mutant's in a fresh process and the original's in the server: the route
+    is refused (a warm run would fail where a fresh process passes: a kill the mutant did
+    not make). The mutant no test of test_pkg sees survives in both."""
+    text, words = UNSEEN[case]
+    project.write("tests/test_unseen.py", text)
+    project.spec("routes", {**SPEC, "tests": ["tests/test_pkg.py", "tests/test_unseen.py"],
+                            "expectBaselinePass": 11,
+                            "mutations": [_mutation("negatives made positive: only the "
+                                                    "unseen test reaches it", CORE_PY,
+                                                    "    return x\n", "    return abs(x)\n"),
+                                          SPEC["mutations"][1]]})  # type: ignore[index]
+    project.commit(f"a test module with {case}")
+
+    fresh, fresh_results = _verify(cli, project, "fresh", "--pytest-runner", "subprocess")
+    warm, warm_results = _verify(cli, project, "warm", *WARM)
+
+    assert fresh.code == 1, fresh.out + fresh.err  # the first survives, unexpectedly
+    assert warm.code == 1, warm.out + warm.err
+    assert _compared(warm_results) == _compared(fresh_results)
+    assert words in warm.err, warm.err
+    assert "note: the mutants of tests/test_pkg.py tests/test_unseen.py run in a fresh" in warm.err

@@ -383,7 +383,7 @@ def collect(request: dict[str, Any], channel: Channel, server_cwd_entry: str | N
     tracer = warm.Tracer(targets)
 
     def serve(session: Any, problem: str | None, originals: dict[str, Any]) -> None:
-        channel.send({"collected": len(session.items), "problem": problem})
+        channel.send({"collected": len(session.items), "problem": problem, "pid": os.getpid()})
         if problem is not None:
             return
         live = warm.functions(targets)

@@ -48,7 +48,8 @@ class Tracer:
         self.targets = {_key(path) for path in targets}
         self.files: dict[str, bool] = {}
         self.called: set[types.CodeType] = set()
-        self.displaced = False
+        self.watch = Watch(targets)
+        self.hooked = False
 
     def __call__(self, frame: Any, event: str, arg: Any) -> None:
         if event == "call":
@@ -61,22 +62,98 @@ class Tracer:
         return None
 
     def start(self) -> str | None:
-        """Trace from now on; why not (another tracer, a debugger or coverage, is on)."""
+        """Trace (and `watch`) from now on; why not (another tracer, a debugger or coverage,
+        is on)."""
         if sys.gettrace() is not None:
             return "another tracer (coverage or a debugger) is on: collection cannot be traced"
+        if not self.hooked:
+            sys.addaudithook(self.watch)
+            self.hooked = True
+        self.watch.on = True
         sys.settrace(self)
         threading.settrace(self)
         return None
 
     def stop(self) -> str | None:
-        """Stop tracing; why what it saw cannot be trusted (another tracer replaced it)."""
+        """Stop tracing; why what it saw cannot be trusted (another tracer replaced it, or
+        the watch saw what no tracer sees)."""
         displaced = sys.gettrace() is not self
         sys.settrace(None)
         threading.settrace(None)  # type: ignore[arg-type,unused-ignore]
+        self.watch.on = False
         if displaced:
             return ("another tracer (coverage?) replaced mutharness's while the tests were "
                     "collected: what ran at import is unknown")
-        return None
+        return self.watch.problem
+
+
+SPAWNS = frozenset({"subprocess.Popen", "os.system", "os.posix_spawn", "os.exec", "os.spawn"})
+IMPORTERS = ("<frozen importlib", os.path.join("_pytest", "assertion", "rewrite.py"))
+HELPERS = tuple(os.sep + name for name in ("pathlib.py", "io.py", "codecs.py", "tokenize.py"))
+
+
+def _pythonic(event: str, args: tuple[Any, ...]) -> str | None:
+    """The command a spawn event starts, when it starts a Python interpreter."""
+    if event == "os.system":
+        command = os.fsdecode(args[0]) if args else ""
+        words = command.split()
+    else:
+        program = args[0] if args else None
+        argv = args[1] if len(args) > 1 and isinstance(args[1], (list, tuple)) else ()
+        words = [os.fsdecode(word) for word in (program, *argv)
+                 if isinstance(word, (str, bytes, os.PathLike))]
+        command = " ".join(words)
+    first = os.path.basename(words[0]) if words else ""
+    if first.startswith("python") or (words and words[0] == sys.executable):
+        return command[:120]
+    return None
+
+
+class Watch:
+    """An audit hook for what collecting does that the tracer cannot see: a target file read
+    other than by the import system or pytest's assertion rewriting (a value made from its
+    bytes is the mutant's in a fresh process, the original's here), a Python interpreter
+    started (it runs whatever it imports out of sight; other programs run, and the harness
+    also looks for any process that imported the workspace's code in the run's import
+    record). Installed once (audit hooks stay), it watches only while `on`, never raises."""
+
+    def __init__(self, targets: list[str]) -> None:
+        self.targets = {_key(path) for path in targets}
+        self.names = {os.path.basename(path) for path in self.targets}
+        self.on = False
+        self.problem: str | None = None
+        self.busy = False
+
+    def __call__(self, event: str, args: tuple[Any, ...]) -> None:
+        if not self.on or self.problem is not None or self.busy:
+            return
+        self.busy = True
+        try:
+            self.problem = self._seen(event, args)
+        except Exception:  # an audit hook must never raise
+            self.problem = f"collecting the tests did what mutharness cannot follow ({event})"
+        finally:
+            self.busy = False
+
+    def _seen(self, event: str, args: tuple[Any, ...]) -> str | None:
+        if event in SPAWNS:
+            command = _pythonic(event, args)
+            return None if command is None else (
+                f"collecting the tests started a Python interpreter ({command}), whose work "
+                "no tracer here sees")
+        if event != "open" or not args or isinstance(args[0], int) or args[0] is None:
+            return None
+        path = os.fsdecode(args[0])
+        if os.path.basename(path) not in self.names or _key(path) not in self.targets:
+            return None
+        frame: types.FrameType | None = sys._getframe(2)  # past the file helpers: who asked
+        while frame is not None and frame.f_code.co_filename.endswith(HELPERS):
+            frame = frame.f_back
+        caller = frame.f_code.co_filename if frame is not None else ""
+        if caller.startswith(IMPORTERS[0]) or caller.endswith(IMPORTERS[1]):  # importing it
+            return None
+        return (f"collecting the tests read {os.path.relpath(path)} other than by importing "
+                "it: what it made of those bytes would be the mutant's in a fresh process")
 
 
 def _own(code: types.CodeType) -> types.CodeType:
@@ -171,12 +248,25 @@ def swap(live: list[types.FunctionType], swaps: dict[types.CodeType, types.CodeT
     return done
 
 
+def _restart_clock(config: Any) -> None:
+    """The terminal summary's "in N s" counts from now (the run), not from the collection."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    started = getattr(reporter, "_session_start", None)  # pytest 8.4+: a timing.Instant
+    if started is not None:
+        reporter._session_start = type(started)()
+    elif hasattr(reporter, "_sessionstarttime"):  # older pytest: a float from timing.time()
+        from _pytest import timing
+
+        reporter._sessionstarttime = timing.time()
+
+
 def run_tests(session: Any, first_failure: bool) -> int:
     """Run every collected test in order as pytest's own loop does; the session's exit
     status (pytest's `ExitCode` values). The session then finishes as pytest finishes one
     (fixtures torn down, the summary, the report); unconfiguring is left out."""
     config = session.config
     config.option.maxfail = 1 if first_failure else 0
+    _restart_clock(config)
     items = session.items
     status = 0
     try:

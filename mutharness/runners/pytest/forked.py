@@ -137,18 +137,18 @@ class ForkServer:
     def collect(self, request: Mapping[str, Any], targets: Sequence[str],
                 timeout_s: float) -> int:
         """Make the server the run of `request` (as `run` words one), its tests collected once
-        with the `targets` traced (`_warm`); the number of tests. ServerUnusable when it
-        cannot serve mutants (and why)."""
+        with the `targets` traced (`_warm`); the server's pid (the run's main process).
+        ServerUnusable when it cannot serve mutants (and why)."""
         self._send({"collect": dict(request), "targets": list(targets)})
         answer = self._answer(timeout_s)
         if answer is None:
             raise ServerUnusable(f"it did not collect the tests within {timeout_s:g} s")
         if answer.get("problem"):
             raise ServerUnusable(str(answer["problem"]))
-        count = answer.get("collected")
-        if not isinstance(count, int):
+        pid = answer.get("pid")
+        if not isinstance(answer.get("collected"), int) or not isinstance(pid, int):
             raise ServerUnusable(f"the server answered {answer!r} to the collection")
-        return count
+        return pid
 
     def run_collected(
         self, mutant: Path | None, first_failure: bool, *, env: Mapping[str, str],

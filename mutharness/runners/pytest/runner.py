@@ -245,6 +245,9 @@ def _config_name(inipath: object, cwd: Path) -> str | None:
     try:
         return Path(inipath).resolve().relative_to(cwd.resolve()).as_posix()
     except (ValueError, OSError):
+        if Path(inipath).resolve().parent == cwd.resolve().parent:  # the workspace's own
+            return ("none in the repository (pytest stopped at mutharness's empty "
+                    f"{Path(inipath).name} above the checkout)")
         return f"none in the repository (pytest read {Path(inipath).name} above the checkout)"
 
 
@@ -349,10 +352,18 @@ class PytestRunner:
         bytecode.forget(self.pycache, request.cwd)
         before = TreeState.scan(request.cwd, frozenset({".git"}))
         try:
-            server.collect(
+            pid = server.collect(
                 {"args": self.argv(request.tests, request.cwd, mutant=True)[3:],
                  "cwd": str(request.cwd), "env": env},
                 [str(request.cwd / target) for target in request.targets], request.timeout_s)
+            workspace = request.cwd.resolve()
+            elsewhere = [loaded for loaded in read_record(run / "imports", {}).loaded
+                         if loaded.pid != pid
+                         and Path(loaded.file).resolve().is_relative_to(workspace)]
+            if elsewhere:  # what it computed is out of the tracer's sight
+                raise ServerUnusable(
+                    f"collecting the tests ran the workspace's code in another process "
+                    f"(pid {elsewhere[0].pid} imported {elsewhere[0].module})")
             after = TreeState.scan(request.cwd, frozenset({".git"}), before)
             _, changed = before.compare(after)
             made = tuple(sorted(key for key in after.entries if key not in before.entries))
@@ -557,6 +568,8 @@ class PytestRunner:
         argv = self.argv(request.tests, cwd, request.keep_going, request.first_failure,
                          request.mutant)
         route = ""
+        if self.warm_dir is not None and request.mutated is not None and request.fresh:
+            route = f"fresh: {request.fresh}"
         result: process.ProcessResult | str | None = None
         if collected is not None:
             collected.reset()
