@@ -197,3 +197,21 @@ def test_coverage_s_start_up_line_is_known_to_do_nothing_only_while_no_variable_
     found = _forkserver._executable_pth_line(str(tmp_path))
 
     assert (found is None) is known, found
+
+
+@pytest.mark.parametrize(("event", "args", "shown"), [
+    ("subprocess.Popen", ("/usr/bin/python3", ["/usr/bin/python3", "-c", "x"], None, None),
+     "/usr/bin/python3 -c x"),
+    ("subprocess.Popen", (None, ["python", "-V"], None, None), "python -V"),
+    ("subprocess.Popen", (b"/v/bin/python3.11", [b"python3.11", "-m", "y"], None, None),
+     "python3.11 -m y"),
+    ("os.posix_spawn", ("/usr/bin/python3", ["py", "-c", "1"], {}), "py -c 1"),
+    ("os.system", ("python -c 1",), "python -c 1"),
+    ("subprocess.Popen", ("/usr/bin/uname", ["uname", "-p"], None, None), None),  # metadata
+    ("os.system", ("git rev-parse HEAD",), None),
+    ("os.exec", ("/bin/sh", ["sh", "-c", "true"], {}), None),
+])
+def test_a_process_started_while_collecting_refuses_the_route_when_it_is_python(
+    event: str, args: tuple[object, ...], shown: str | None
+) -> None:
+    assert _warm._pythonic(event, args) == shown

@@ -94,18 +94,20 @@ HELPERS = tuple(os.sep + name for name in ("pathlib.py", "io.py", "codecs.py", "
 
 def _pythonic(event: str, args: tuple[Any, ...]) -> str | None:
     """The command a spawn event starts, when it starts a Python interpreter."""
+    def text(word: Any) -> str | None:
+        return os.fsdecode(word) if isinstance(word, (str, bytes, os.PathLike)) else None
+
     if event == "os.system":
-        command = os.fsdecode(args[0]) if args else ""
-        words = command.split()
+        words = (text(args[0]) or "").split() if args else []
+        programs = words[:1]
     else:
-        program = args[0] if args else None
         argv = args[1] if len(args) > 1 and isinstance(args[1], (list, tuple)) else ()
-        words = [os.fsdecode(word) for word in (program, *argv)
-                 if isinstance(word, (str, bytes, os.PathLike))]
-        command = " ".join(words)
-    first = os.path.basename(words[0]) if words else ""
-    if first.startswith("python") or (words and words[0] == sys.executable):
-        return command[:120]
+        words = [word for word in map(text, argv) if word is not None]
+        programs = [word for word in (text(args[0]) if args else None, *words[:1]) if word]
+        words = words or programs[:1]
+    if any(os.path.basename(program).startswith("python") or program == sys.executable
+           for program in programs):
+        return " ".join(words)[:120]
     return None
 
 
