@@ -145,8 +145,8 @@ PYTEST_RUNNER: Final = Option[str](
     "test set that differs from a fresh process's, falls back to `subprocess`), or `warm` "
     "(baselines fresh; each spec's tests collected once in a server, and a mutant whose "
     "changed code did not run while they were collected runs in a forked child with that "
-    "code swapped in; any other mutant, and every run of one that failed no test, is a "
-    "fresh process).",
+    "code swapped in, unless something other than a function holds that code; any other "
+    "mutant, and every warm run that timed out or gave no verdict, is a fresh process).",
     choices=("forked", "subprocess", "warm"))
 PYTEST_ADDOPTS: Final = Option[str | None](
     "pytest-addopts", Kind.TEXT, None,

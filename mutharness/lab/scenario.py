@@ -37,7 +37,7 @@ class Scenario:
     timeout_s: float
     mutation: Mutation | None = None
     first_failure: bool = False  # stop at the first failing test (--first-failure)
-    fresh: str = ""  # why it never takes the warm route (a warm run's confirmation, a survivor)
+    fresh: str = ""  # why it never takes the warm route (a warm run's confirmation)
 
     @classmethod
     def baseline(cls, spec: Spec, number: int, timeout_s: float) -> Scenario:
@@ -71,7 +71,7 @@ class Scenario:
     def confirmed(self) -> Scenario:
         """The same run off the warm route, under its own name (a warm run's confirmation)."""
         return replace(self, name=f"{self.name}-fresh",
-                       fresh="its warm run failed no test: a fresh process gives the verdict")
+                       fresh="its warm run gave no verdict: a fresh process gives it")
 
 
 @dataclass(frozen=True)

@@ -252,16 +252,12 @@ class _SpecRun:
 
     def _mutate(self, mutation: Mutation, baseline: Baseline) -> MutationResult:
         first_failure = self._first_failure(mutation, baseline)
-        # a mutation expected to survive runs fresh at once: a warm run that fails no test is
-        # no verdict, and would need the fresh run anyway
-        scenario = Scenario.mutant(
-            self.spec, mutation, baseline.timeout_s, first_failure,
-            fresh="" if mutation.expect_caught else "the spec expects it to survive: only a "
-            "fresh process gives a survivor's verdict")
+        scenario = Scenario.mutant(self.spec, mutation, baseline.timeout_s, first_failure)
         ran = run_scenario(scenario, self.lab)
         classification = classify(ran.facts, baseline.facts, ran.drift, first_failure)
-        if ran.facts.route == "warm" and classification.verdict is not Verdict.CAUGHT:
-            # a warm run gives a verdict only by failing a test: any other is a fresh process's
+        if ran.facts.route == "warm" and not classification.verdict.is_evidence:
+            # a warm run gives a verdict by a whole run of the tests that failed one or passed
+            # them all; a timeout, a crash or a partial run is judged by a fresh process
             scenario = scenario.confirmed()
             ran = run_scenario(scenario, self.lab)
             classification = classify(ran.facts, baseline.facts, ran.drift, first_failure)

@@ -118,7 +118,7 @@ def test_a_mutation_runs_warm_only_when_no_changed_code_ran_while_collecting(
     assert BASE.count(anchor) == 1, what
     mutated = BASE.replace(anchor, replacement)
 
-    routed = _warm.route(str(path), BASE.encode(), mutated.encode(), _called(path, BASE))
+    routed = _warm.route(str(path), BASE.encode(), mutated.encode(), _called(path, BASE), set())
 
     if isinstance(expected, str):
         assert isinstance(routed, str), f"{what}: swapped {routed}"
@@ -139,7 +139,7 @@ def test_lines_moved_by_a_mutation_give_later_functions_their_new_positions(
     path = tmp_path / "subject.py"
     mutated = BASE.replace("return min(x, LIMIT)", "value = min(x, LIMIT)\n    return value")
 
-    routed = _warm.route(str(path), BASE.encode(), mutated.encode(), _called(path, BASE))
+    routed = _warm.route(str(path), BASE.encode(), mutated.encode(), _called(path, BASE), set())
 
     assert not isinstance(routed, str), routed
     moved = {old.co_name for old in routed}
@@ -159,7 +159,7 @@ def test_a_swap_makes_every_live_function_of_the_file_run_the_mutated_code(
     mutated = (BASE.replace("return min(x, LIMIT)", "return max(x, LIMIT)")
                .replace("return side * side", "return side + side")
                .replace("total += n", "total -= n"))
-    routed = _warm.route(str(path), BASE.encode(), mutated.encode(), _called(path, BASE))
+    routed = _warm.route(str(path), BASE.encode(), mutated.encode(), _called(path, BASE), set())
     assert not isinstance(routed, str), routed
 
     live = _warm.functions([str(path)])[_warm._key(str(path))]
@@ -215,3 +215,80 @@ def test_a_process_started_while_collecting_refuses_the_route_when_it_is_python(
     event: str, args: tuple[object, ...], shown: str | None
 ) -> None:
     assert _warm._pythonic(event, args) == shown
+
+
+HELD = '''\
+import types
+
+
+def ticker():
+    yield 1
+
+
+PENDING = ticker()
+
+
+def helper():
+    return 1
+
+
+KEPT = {"code": helper.__code__}
+
+
+def plain():
+    return 2
+
+
+def copied():
+    return 5
+
+
+COPY = types.FunctionType(copied.__code__, globals(), "copy")
+SQUARES = (n * n for n in range(3))
+
+
+class Shape:
+    def area(self, side):
+        return side * side
+'''
+
+HELD_CASES = [
+    # (what, anchor, replacement, the swapped function or the reason's words)
+    ("a generator made while collecting, not yet started", "yield 1", "yield 2", "ticker"),
+    ("a function whose code object a value keeps", "return 1", "return 3", "helper"),
+    ("a module-level generator expression", "n * n for", "n + n for", "<genexpr>"),
+    ("a function nothing else holds", "return 2", "return 4", {"plain"}),
+    ("a function copied into another function object", "return 5", "return 6", {"copied"}),
+    ("a method, its class body run at import", "side * side", "side + side", {"area"}),
+]
+
+
+@pytest.mark.parametrize(("what", "anchor", "replacement", "expected"), HELD_CASES,
+                         ids=[case[0] for case in HELD_CASES])
+def test_a_mutation_runs_warm_only_when_every_holder_of_its_changed_code_is_a_swapped_function(
+    tmp_path: Path, what: str, anchor: str, replacement: str, expected: set[str] | str
+) -> None:
+    # a generator made at import keeps the code it was made with: swapping its function's code
+    # would leave it running the original, a verdict no fresh process would give
+    path = tmp_path / "subject.py"
+    tracer = _warm.Tracer([str(path)])
+    namespace: dict[str, object] = {"__name__": "subject"}
+    assert tracer.start() is None
+    try:
+        exec(compile(HELD, str(path), "exec", dont_inherit=True), namespace)
+    finally:
+        assert tracer.stop() is None
+    live = _warm.functions([str(path)])
+    held = _warm.held(live, tracer.called)
+
+    routed = _warm.route(str(path), HELD.encode(), HELD.replace(anchor, replacement).encode(),
+                         tracer.called, held)
+
+    if isinstance(expected, str):
+        assert isinstance(routed, str), f"{what}: swapped {routed}"
+        assert "something other than a function holds" in routed and expected in routed, routed
+    else:
+        assert not isinstance(routed, str), f"{what}: {routed}"
+        assert {old.co_name for old, new in routed.items()
+                if _warm._own(old) != _warm._own(new)} == expected
+    assert namespace["PENDING"] is not None  # the namespace lived through the check

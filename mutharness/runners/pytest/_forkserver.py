@@ -387,6 +387,7 @@ def collect(request: dict[str, Any], channel: Channel, server_cwd_entry: str | N
         if problem is not None:
             return
         live = warm.functions(targets)
+        held = warm.held(live, tracer.called)
         while True:
             asked = channel.receive()
             if asked is None:
@@ -406,7 +407,7 @@ def collect(request: dict[str, Any], channel: Channel, server_cwd_entry: str | N
                     try:
                         with open(asked["mutant"], "rb") as handle:
                             routed = warm.route(found[1], found[0], handle.read(),
-                                                tracer.called)
+                                                tracer.called, held)
                     except OSError as error:
                         routed = f"the mutated file cannot be read ({error.strerror})"
                     if isinstance(routed, str):

@@ -181,7 +181,8 @@ def _docstring(code: types.CodeType) -> Any:
 
 
 def _pair(old: types.CodeType, new: types.CodeType, called: set[types.CodeType],
-          swaps: dict[types.CodeType, types.CodeType], top: bool) -> str | None:
+          held: set[types.CodeType], swaps: dict[types.CodeType, types.CodeType],
+          top: bool) -> str | None:
     """Pair `old` and `new` and everything nested in them into `swaps`; why not."""
     where = getattr(old, "co_qualname", old.co_name)
     if old.co_name != new.co_name or len(_nested(old)) != len(_nested(new)):
@@ -197,25 +198,29 @@ def _pair(old: types.CodeType, new: types.CodeType, called: set[types.CodeType],
             return f"the change alters the closure of {where}"
         if changed and _docstring(old) != _docstring(new):
             return f"the change is in the docstring of {where}"
+        if old in held:
+            return (f"the change is in code something other than a function holds ({where}: "
+                    "a generator made while collecting, a code object kept in a value)")
         swaps[old] = new
     for inner_old, inner_new in zip(_nested(old), _nested(new)):  # noqa: B905 - 3.8
-        problem = _pair(inner_old, inner_new, called, swaps, False)
+        problem = _pair(inner_old, inner_new, called, held, swaps, False)
         if problem is not None:
             return problem
     return None
 
 
-def route(path: str, original: bytes, mutated: bytes,
-          called: set[types.CodeType]) -> dict[types.CodeType, types.CodeType] | str:
+def route(path: str, original: bytes, mutated: bytes, called: set[types.CodeType],
+          held: set[types.CodeType]) -> dict[types.CodeType, types.CodeType] | str:
     """The code swaps that make the collected session run `mutated` as a fresh one would
-    (`called`: the code of `path` that ran while collecting); else why it needs a fresh run."""
+    (`called`: the code of `path` that ran while collecting; `held`: its code that something
+    other than a function holds, see `held`); else why it needs a fresh run."""
     try:
         old = compile(original, path, "exec", dont_inherit=True)
         new = compile(mutated, path, "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as error:
         return f"the mutated file does not compile ({error.__class__.__name__})"
     swaps: dict[types.CodeType, types.CodeType] = {}
-    problem = _pair(old, new, called, swaps, True)
+    problem = _pair(old, new, called, held, swaps, True)
     return problem if problem is not None else swaps
 
 
@@ -236,6 +241,51 @@ def functions(targets: list[str]) -> dict[str, list[types.FunctionType]]:
         if hit is not None:
             found[hit].append(candidate)
     return found
+
+
+def _references(codes: dict[int, types.CodeType]) -> list[int]:
+    """Each code object's reference count, as seen from here (the same overhead for each)."""
+    return [sys.getrefcount(code) for code in codes.values()]
+
+
+def _alive(live: dict[str, list[types.FunctionType]], called: set[types.CodeType]
+           ) -> tuple[dict[int, types.CodeType], dict[int, int]]:
+    """Every live code object of the target files (the live functions', the code that ran
+    while collecting, and all code nested in them), each with the references to it that
+    mutharness knows of: the functions that run it, the constants of the live code that
+    contains it, the tracer's record."""
+    alive: dict[int, types.CodeType] = {}
+    known: dict[int, int] = {}
+    for functions in live.values():
+        for function in functions:
+            alive[id(function.__code__)] = function.__code__
+            known[id(function.__code__)] = known.get(id(function.__code__), 0) + 1
+    for code in called:
+        alive[id(code)] = code
+        known[id(code)] = known.get(id(code), 0) + 1
+    pending = list(alive.values())
+    while pending:
+        for const in _nested(pending.pop()):
+            known[id(const)] = known.get(id(const), 0) + 1
+            if id(const) not in alive:
+                alive[id(const)] = const
+                pending.append(const)
+    return alive, known
+
+
+def held(live: dict[str, list[types.FunctionType]],
+         called: set[types.CodeType]) -> set[types.CodeType]:
+    """The code of the target files that something other than a function and the code that
+    contains it holds: a generator made while collecting and not finished, a code object kept
+    in a value. Swapping functions' code cannot reach it, and code objects are not tracked by
+    the garbage collector, so they are found by counting: every reference to a code object is
+    in its reference count, and any beyond the ones mutharness knows of is such a holder."""
+    alive, known = _alive(live, called)
+    # the references `_references` itself adds, measured on a code object held nowhere else
+    own = _references({0: compile("0", "<mutharness>", "eval")})[0]
+    counts = _references(alive)
+    return {code for code, count in zip(alive.values(), counts)  # noqa: B905 - 3.8
+            if count - own != known[id(code)]}
 
 
 def swap(live: list[types.FunctionType], swaps: dict[types.CodeType, types.CodeType]) -> int:
