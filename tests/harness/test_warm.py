@@ -161,22 +161,26 @@ def _mutation(name: str, file: str, anchor: str, replacement: str,
 
 
 CORE_PY = "src/pkg/core.py"
-# name -> the route the warm run takes: "warm", or the words of why it ran fresh
+# name -> the route the warm run takes: "warm"; or, with the words of why the collected tests
+# cannot run it, "configured" (a child of the configured server collected them afresh, the
+# mutated file first imported then) or "fresh" (a new process: the file was loaded before)
 ROUTES = {
-    "a function body": "warm",
-    "a method body": "warm",
-    "the body of a closure a decorator made at import": "warm",
-    "the body of a closure made at import": "warm",
-    "a generator": "warm",
-    "a comprehension of a function called at import": "ran while the tests were collected",
-    "the body of a cached function called at import": "ran while the tests were collected",
-    "a module constant": "module level",
-    "a class body": "ran while the tests were collected",
-    "the package's __init__": "module level",
-    "a conftest fixture": "rewrites",
-    "SURVIVOR (documented): the boundary itself": "warm",
-    "an equivalent change the tests cannot see": "warm",
-    "a generator made at import": "something other than a function holds",
+    "a function body": ("warm", ""),
+    "a method body": ("warm", ""),
+    "the body of a closure a decorator made at import": ("warm", ""),
+    "the body of a closure made at import": ("warm", ""),
+    "a generator": ("warm", ""),
+    "a comprehension of a function called at import": (
+        "configured", "ran while the tests were collected"),
+    "the body of a cached function called at import": (
+        "configured", "ran while the tests were collected"),
+    "a module constant": ("configured", "module level"),
+    "a class body": ("configured", "ran while the tests were collected"),
+    "the package's __init__": ("configured", "module level"),
+    "a conftest fixture": ("fresh", "rewrites"),  # pytest loads conftests as it configures
+    "SURVIVOR (documented): the boundary itself": ("warm", ""),
+    "an equivalent change the tests cannot see": ("warm", ""),
+    "a generator made at import": ("configured", "something other than a function holds"),
 }
 SPEC = {
     "tests": ["tests/test_pkg.py"],
@@ -263,11 +267,10 @@ def test_each_mutant_runs_warm_only_where_a_fresh_process_would_run_the_same_cod
                      r"failed\)\n", warm.out), warm.out
     assert _compared(warm_results) == _compared(fresh_results)
     routes = _routes(warm_results)
-    assert {name: route if route == "warm" else route.split(":", 1)[0]
-            for name, route in routes.items()} == {
-        name: "fresh" if expected != "warm" else expected for name, expected in ROUTES.items()}
-    for name, expected in ROUTES.items():
-        assert expected in routes[name], (name, routes[name])
+    assert {name: route.split(":", 1)[0] for name, route in routes.items()} == {
+        name: kind for name, (kind, _) in ROUTES.items()}
+    for name, (_, words) in ROUTES.items():
+        assert words in routes[name], (name, routes[name])
     # the survivors' verdicts are their warm runs': a whole run of the tests with every
     # function the mutation changed running its new code, nothing else holding the old
     logs = project.root / ".mutharness" / "runs" / "routes"
@@ -322,10 +325,14 @@ REFUSALS = {
         "wrote into the workspace (made-at-collection.txt)"),
     "writes into its temp directory": ("tests/conftest.py", CONFTEST + (
         "\nimport tempfile\n\ntempfile.mkstemp()\n"), "temp or home directory"),
-    "starts a thread": ("tests/conftest.py", CONFTEST + (
+    "starts a thread as pytest configures": ("tests/conftest.py", CONFTEST + (
         "\nimport threading, time\n\nthreading.Thread(target=time.sleep, args=(30,), "
-        "daemon=True, name='poller').start()\n"), "started threads a forked child would not "
-        "have (poller)"),
+        "daemon=True, name='poller').start()\n"), "configuring pytest: threads a forked "
+        "child would not have (poller)"),
+    "starts a thread as a test module is collected": ("tests/test_pkg.py", TESTS + (
+        "\nimport threading, time\n\nthreading.Thread(target=time.sleep, args=(30,), "
+        "daemon=True, name='poller').start()\n"), "the collection started threads a forked "
+        "child would not have (poller)"),
 }
 
 

@@ -38,6 +38,7 @@ import re  # noqa: E402
 import runpy  # noqa: E402
 import site  # noqa: E402
 import tempfile  # noqa: E402
+import threading  # noqa: E402
 from typing import Any  # noqa: E402
 
 STARTUP = "_mutharness_startup"  # the start-up hook, as it registers itself
@@ -65,7 +66,8 @@ COVERAGE_START = ("COVERAGE_PROCESS_START", "COVERAGE_PROCESS_CONFIG")
 
 class Channel:
     """The harness's requests (fd 0 at start) and the answers (fd 1), moved off the standard
-    streams so that nothing printed can corrupt them, and closed in every child."""
+    streams so that nothing printed can corrupt them, and closed in every child; or (`over`)
+    a pipe pair between the configured server and its collector."""
 
     def __init__(self) -> None:
         self.inp = os.dup(0)
@@ -75,6 +77,13 @@ class Channel:
         os.close(null)
         os.dup2(2, 1)  # stray output goes to the server's log
         self.buffer = b""
+
+    @classmethod
+    def over(cls, inp: int, out: int) -> Channel:
+        """A channel that reads `inp` and writes `out`."""
+        channel = cls.__new__(cls)
+        channel.inp, channel.out, channel.buffer = inp, out, b""
+        return channel
 
     def send(self, message: dict[str, Any]) -> None:
         data = (json.dumps(message) + "\n").encode()
@@ -304,21 +313,31 @@ def serve() -> None:
             request, channel, server_cwd_entry, boot, told))
 
 
-def _fork(channel: Channel, become: Any) -> None:
-    """Fork a child that `become`s the run; answer its pid, then its end."""
+def _split(channel: Channel, said: dict[str, Any]) -> int | None:
+    """Fork a run's child. In the child: the descriptor to close once it leads its own
+    session. In the server: None, once it has answered the child's pid (with `said`) and then
+    its end."""
     sys.stdout.flush()
     sys.stderr.flush()
     started, told = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(started)
-        become(told)
+        return told
     os.close(told)
     os.read(started, 1)  # end of file once the child leads its own session (or died)
     os.close(started)
-    channel.send({"pid": pid})
+    channel.send({**said, "pid": pid})
     _, status = os.waitpid(pid, 0)
     channel.send({"status": _returncode(status)})
+    return None
+
+
+def _fork(channel: Channel, become: Any) -> None:
+    """Fork a child that `become`s the run (never returning); answer its pid, then its end."""
+    told = _split(channel, {})
+    if told is not None:
+        become(told)
 
 
 def _rewritten(key: str, warm: Any) -> bool:
@@ -370,26 +389,65 @@ def _warm_child(request: dict[str, Any], channel: Channel, told: int, session: A
         os._exit(status)
 
 
+def _fresh_child(told: int, asked: dict[str, Any], channel: Channel, inner: Channel,
+                 session: Any, plugin: Any, warm: Any) -> None:
+    """In a child of the configured server: the run of `asked` from here on is a fresh
+    process's (its own log, session and report; the tracer off); pytest then collects the
+    tests, importing the mutated file, and runs them with its own loop."""
+    sys.settrace(None)
+    threading.settrace(None)  # type: ignore[arg-type,unused-ignore]
+    plugin.tracer.watch.on = False
+    inner.close()
+    _own_session(channel, told, asked["log"], (1, 2, *_capture_fds(session)))
+    os.environ.update(asked["env"])
+    tempfile.tempdir = None
+    reopen = getattr(sys.modules.get(STARTUP), "reopen", None)
+    if reopen is not None:
+        reopen(os.environ.get(IMPORTS))
+    plugin.fresh = True
+    session.config.option.maxfail = 1 if asked.get("first_failure") else 0
+    warm._restart_clock(session.config)
+
+
+def _loaded(warm: Any) -> set[str]:
+    """The files (by `_warm._key`) of every module loaded so far."""
+    found = set()
+    for module in list(sys.modules.values()):
+        origin = getattr(module, "__file__", None)
+        if isinstance(origin, str):
+            found.add(warm._key(origin))
+    return found
+
+
 def collect(request: dict[str, Any], channel: Channel, server_cwd_entry: str | None,
             boot: str) -> None:
-    """Become the run, collect its tests once with the targets traced (`_warm`), answer
-    `{"collected": N, "problem": ...}`, then serve each request: a mutant (`"mutant"`: its
-    file, already written) that `_warm.route` cannot place is answered `{"fresh": why}`, any
-    other is a forked child that runs the tests (with the mutant's code swapped in)."""
+    """Become the run and configure pytest with the targets traced (`_warm`); at the
+    checkpoint (configured, nothing collected) fork the collector, which collects the tests
+    once and answers `{"collected": N, "problem": ..., "pid": ...}`, then routes each mutant
+    (`"mutant"`: its file, already written): one `_warm.route` cannot place is answered
+    `{"fresh": why}`, any other is the collector's forked child that runs the tests with the
+    mutant's code swapped in. This process relays the collector's answers; a mutant routed
+    fresh whose file nothing loaded or read while pytest configured runs in a child of this
+    configured state instead (`{"fresh": why, "pid": N}`): it collects the tests, importing
+    the mutated file, as a fresh process would, without Python's start, pytest's import and
+    its configuring again."""
     _become(request["collect"], server_cwd_entry, boot)
     import _mutharness_warm as warm  # type: ignore[import-not-found]
 
     targets = list(request["targets"])
     tracer = warm.Tracer(targets)
+    pipes = {"inner": channel}  # the collector's channel to this process, once forked
 
     def serve(session: Any, problem: str | None, originals: dict[str, Any]) -> None:
-        channel.send({"collected": len(session.items), "problem": problem, "pid": os.getpid()})
+        """In the collector: answer this process's requests."""
+        inner = pipes["inner"]
+        inner.send({"collected": len(session.items), "problem": problem, "pid": os.getpid()})
         if problem is not None:
             return
         live = warm.functions(targets)
         held = warm.held(live, tracer.called)
         while True:
-            asked = channel.receive()
+            asked = inner.receive()
             if asked is None:
                 return
             plan = None
@@ -415,10 +473,61 @@ def collect(request: dict[str, Any], channel: Channel, server_cwd_entry: str | N
                     else:
                         plan = (key, routed)
                 if reason is not None:
-                    channel.send({"fresh": reason})
+                    inner.send({"fresh": reason})
                     continue
-            _fork(channel, lambda told, asked=asked, plan=plan: _warm_child(
-                asked, channel, told, session, plan, warm, live))
+            _fork(inner, lambda told, asked=asked, plan=plan: _warm_child(
+                asked, inner, told, session, plan, warm, live))
+
+    def checkpoint(session: Any) -> None:
+        """Configured: returns in the collector and in each fresh child; this process
+        relays and forks until the harness closes its channel, then exits."""
+        problem = tracer.watch.problem or warm.threads_problem()
+        if problem is not None:
+            channel.send({"collected": 0, "problem": f"configuring pytest: {problem}"})
+            os._exit(0)
+        loaded = _loaded(warm)
+        down, up = os.pipe(), os.pipe()
+        collector = os.fork()
+        if collector == 0:  # the collector: collects, traced, and serves through `serve`
+            channel.close()
+            os.close(down[1])
+            os.close(up[0])
+            pipes["inner"] = Channel.over(down[0], up[1])
+            return
+        os.close(down[0])
+        os.close(up[1])
+        inner = Channel.over(up[0], down[1])
+        sys.settrace(None)
+        threading.settrace(None)  # type: ignore[arg-type,unused-ignore]
+        tracer.watch.on = False
+        collected = inner.receive()
+        if collected is not None:
+            channel.send({**collected, "configured": os.getpid()})
+        while collected is not None and not collected.get("problem"):
+            asked = channel.receive()
+            if asked is None:
+                break
+            inner.send(asked)
+            answer = inner.receive()
+            if answer is None:  # the collector is gone, and so is this server
+                break
+            mutant = asked.get("mutant")
+            if ("pid" not in answer and isinstance(answer.get("fresh"), str)
+                    and isinstance(mutant, str) and warm._key(mutant) not in loaded):
+                told = _split(channel, {"fresh": answer["fresh"]})
+                if told is not None:
+                    _fresh_child(told, asked, channel, inner, session, plugin, warm)
+                    return  # pytest goes on: collects the mutated file, runs the tests
+                continue
+            channel.send(answer)
+            if "pid" in answer:  # a warm child of the collector: its end follows
+                ended = inner.receive()
+                if ended is None:
+                    break
+                channel.send(ended)
+        inner.close()
+        os.waitpid(collector, 0)
+        os._exit(0)
 
     problem = tracer.start()
     if problem is not None:
@@ -426,8 +535,10 @@ def collect(request: dict[str, Any], channel: Channel, server_cwd_entry: str | N
         return
     import pytest
 
-    pytest.main(list(request["collect"]["args"]),
-                plugins=[warm.Collected(tracer, targets, serve)])
+    plugin = warm.Collected(tracer, targets, serve, checkpoint)
+    status = pytest.main(list(request["collect"]["args"]), plugins=[plugin])
+    # a fresh child of the configured server, or the collector once the harness let it go
+    raise SystemExit(int(status))
 
 
 if __name__ == "__main__":

@@ -348,29 +348,46 @@ def collection_problem(session: Any, tracer_problem: str | None) -> str | None:
         return "the tests did not all collect"
     if session.config.pluginmanager.has_plugin("dsession"):
         return "pytest-xdist runs the tests in other processes"
+    threads = threads_problem()
+    return None if threads is None else f"the collection started {threads}"
+
+
+def threads_problem() -> str | None:
+    """Why this process's threads would be lost in a forked child (None: it has no other)."""
     extra = [thread.name for thread in threading.enumerate()
              if thread is not threading.main_thread()]
     if extra:
-        return (f"the collection started threads a forked child would not have "
-                f"({', '.join(extra[:3])})")
+        return f"threads a forked child would not have ({', '.join(extra[:3])})"
     if os.path.isdir("/proc/self/task") and len(os.listdir("/proc/self/task")) > 1:
-        return "the collection started threads (outside Python) a forked child would not have"
+        return "threads (outside Python) a forked child would not have"
     return None
 
 
 class Collected:
-    """The plugin that turns the server's session into the mutants' server."""
+    """The plugin that turns the server's session into the mutants' server: configured, it
+    hands the session to `checkpoint` (which returns in each process that goes on collecting:
+    the collector, and each fresh child of the configured state, `fresh` set there)."""
 
     def __init__(self, tracer: Tracer, targets: list[str],
-                 serve: Callable[[Any, str | None, dict[str, tuple[bytes, str]]], None]
-                 ) -> None:
+                 serve: Callable[[Any, str | None, dict[str, tuple[bytes, str]]], None],
+                 checkpoint: Callable[[Any], None]) -> None:
         self.tracer = tracer
         self.targets = targets
         self.serve = serve
+        self.checkpoint = checkpoint
+        self.fresh = False  # a child of the configured session: it collects and runs as pytest
 
     @pytest.hookimpl(tryfirst=True)
-    def pytest_runtestloop(self, session: Any) -> bool:
-        """Serve the mutants instead of running the tests (each child runs them)."""
+    def pytest_collection(self, session: Any) -> None:
+        """pytest configured, nothing collected yet: the checkpoint."""
+        self.checkpoint(session)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: Any) -> bool | None:
+        """Serve the mutants instead of running the tests (each child runs them); in a fresh
+        child of the configured session, pytest's own loop runs them."""
+        if self.fresh:
+            return None
         problem = self.tracer.stop()
         problem = collection_problem(session, problem)
         originals: dict[str, tuple[bytes, str]] = {}

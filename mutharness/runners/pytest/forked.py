@@ -15,6 +15,7 @@ import os
 import select
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,16 @@ def _pid(answer: dict[str, Any] | None) -> int:
     if not isinstance(pid, int):
         raise ServerUnusable(f"the server did not fork a run ({answer!r})")
     return pid
+
+
+@dataclass(frozen=True)
+class Served:
+    """A collected server's answer to a mutant: its run, and why it ran fresh (`_warm`'s
+    reason) when the server ran it in a child of its configured, uncollected state; no run
+    (`result` None) when it needs a fresh process instead."""
+
+    result: process.ProcessResult | None
+    fresh: str | None = None
 
 
 class ForkServer:
@@ -135,40 +146,52 @@ class ForkServer:
             raise ServerUnusable(f"the server stopped reading ({error.strerror})") from None
 
     def collect(self, request: Mapping[str, Any], targets: Sequence[str],
-                timeout_s: float) -> int:
-        """Make the server the run of `request` (as `run` words one), its tests collected once
-        with the `targets` traced (`_warm`); the server's pid (the run's main process).
-        ServerUnusable when it cannot serve mutants (and why)."""
+                timeout_s: float) -> tuple[int, int]:
+        """Make the server the run of `request` (as `run` words one), configured with the
+        `targets` traced and its tests collected once in a child of it (`_warm`); the pids
+        of the collector and of the configured server. ServerUnusable when it cannot serve
+        mutants (and why)."""
         self._send({"collect": dict(request), "targets": list(targets)})
         answer = self._answer(timeout_s)
         if answer is None:
             raise ServerUnusable(f"it did not collect the tests within {timeout_s:g} s")
         if answer.get("problem"):
             raise ServerUnusable(str(answer["problem"]))
-        pid = answer.get("pid")
-        if not isinstance(answer.get("collected"), int) or not isinstance(pid, int):
+        pid, configured = answer.get("pid"), answer.get("configured")
+        if not isinstance(answer.get("collected"), int) or not isinstance(pid, int) or (
+                not isinstance(configured, int)):
             raise ServerUnusable(f"the server answered {answer!r} to the collection")
-        return pid
+        return pid, configured
 
     def run_collected(
         self, mutant: Path | None, first_failure: bool, *, env: Mapping[str, str],
         log_path: Path, timeout_s: float,
-    ) -> process.ProcessResult | str:
+    ) -> Served:
         """A run of the collected tests in a forked child, with `mutant` (the workspace's
-        file, already mutated) swapped in; why it needs a fresh process instead (a text)."""
-        return self.run((), cwd=Path(), env=env, log_path=log_path, timeout_s=timeout_s,
-                        message={"mutant": None if mutant is None else str(mutant),
-                                 "first_failure": first_failure})
+        file, already mutated) swapped in; or, where the collected tests cannot run it, in a
+        child that collects them afresh; or why it needs a fresh process instead."""
+        return self._serve((), cwd=Path(), env=env, log_path=log_path, timeout_s=timeout_s,
+                           message={"mutant": None if mutant is None else str(mutant),
+                                    "first_failure": first_failure})
 
     def run(
         self, args: Sequence[str], *, cwd: Path, env: Mapping[str, str], log_path: Path,
-        timeout_s: float, message: Mapping[str, Any] | None = None,
-    ) -> process.ProcessResult | str:
+        timeout_s: float,
+    ) -> process.ProcessResult:
         """One run of pytest with `args` in a forked child; as `process.run` reports one.
         Interrupted at any point (also before the server named the child), the child's
-        session is ended and what it left is reaped before the interrupt goes on. With a
-        `message` (a collected server's request) the server may answer why the run needs a
-        fresh process instead: that text is returned."""
+        session is ended and what it left is reaped before the interrupt goes on."""
+        served = self._serve(args, cwd=cwd, env=env, log_path=log_path, timeout_s=timeout_s)
+        if served.result is None:
+            raise ServerUnusable(f"the server would not run it ({served.fresh})")
+        return served.result
+
+    def _serve(
+        self, args: Sequence[str], *, cwd: Path, env: Mapping[str, str], log_path: Path,
+        timeout_s: float, message: Mapping[str, Any] | None = None,
+    ) -> Served:
+        """`run`; with a `message` (a collected server's request) the server may answer why
+        the run needs a fresh process (no run), or run it fresh itself."""
         marker = process.new_marker()
         keep = process.children()  # the server, and the caller's own children
         started = time.monotonic()
@@ -188,8 +211,9 @@ class ForkServer:
                 self._send({**(message or {"args": list(args), "cwd": str(cwd)}),
                             "log": str(log_path), "env": {**env, process.RUN_MARKER: marker}})
                 first = self._answer(ANSWER_TIMEOUT_S)
-                if first is not None and isinstance(first.get("fresh"), str):
-                    return str(first["fresh"])
+                fresh = first.get("fresh") if first is not None else None
+                if isinstance(fresh, str) and "pid" not in first:  # type: ignore[operator]
+                    return Served(None, fresh)
                 pid = _pid(first)
                 done = self._answer(timeout_s)
                 if done is None:
@@ -214,9 +238,9 @@ class ForkServer:
         status = done.get("status") if done is not None else None
         if not isinstance(status, int):
             raise ServerUnusable(f"the server did not report the run's end ({done!r})")
-        return process.ProcessResult(
+        return Served(process.ProcessResult(
             (*args,), pid, status, timed_out, time.monotonic() - started, str(log_path),
-        )
+        ), fresh if isinstance(fresh, str) else None)
 
     def close(self) -> None:
         """Let the server go (its stdin closed), its group ended if it does not in a moment."""

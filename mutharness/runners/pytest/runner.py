@@ -59,6 +59,10 @@ DROP_ADDOPTS = "MUTHARNESS_DROP_ADDOPTS"  # see _probe
 REPORT_OUT = "MUTHARNESS_REPORT_OUT"  # see _probe
 PROBE_OUT = "MUTHARNESS_PROBE_OUT"  # see _probe
 WARM_MODULE = "_mutharness_warm"  # the collected mode of the fork server (_warm)
+# the route of a mutant the collected tests cannot run, run in a child of the configured
+# server that collects them afresh (a fresh process's run without Python's start, pytest's
+# import and configuring); a subprocess's route is `fresh: why`
+CONFIGURED = "configured"
 SCRUBBED = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE")
 PROBE_TIMEOUT_S = 120.0
 MIN_PYTEST = "7.4"  # the oldest pytest mutharness is tested with (tests/harness/test_pytest_floor)
@@ -352,13 +356,13 @@ class PytestRunner:
         bytecode.forget(self.pycache, request.cwd)
         before = TreeState.scan(request.cwd, frozenset({".git"}))
         try:
-            pid = server.collect(
+            pids = server.collect(
                 {"args": self.argv(request.tests, request.cwd, mutant=True)[3:],
                  "cwd": str(request.cwd), "env": env},
                 [str(request.cwd / target) for target in request.targets], request.timeout_s)
             workspace = request.cwd.resolve()
             elsewhere = [loaded for loaded in read_record(run / "imports", {}).loaded
-                         if loaded.pid != pid
+                         if loaded.pid not in pids
                          and Path(loaded.file).resolve().is_relative_to(workspace)]
             if elsewhere:  # what it computed is out of the tracer's sight
                 raise ServerUnusable(
@@ -570,16 +574,18 @@ class PytestRunner:
         route = ""
         if self.warm_dir is not None and request.mutated is not None and request.fresh:
             route = f"fresh: {request.fresh}"
-        result: process.ProcessResult | str | None = None
+        result: process.ProcessResult | None = None
         if collected is not None:
             collected.reset()
-            result = collected.server.run_collected(
+            served = collected.server.run_collected(
                 cwd / request.mutated if request.mutated is not None else None,
                 request.first_failure, log_path=scratch / "pytest.log",
                 timeout_s=request.timeout_s,
                 env={name: env[name] for name in (REPORT_OUT, PROBE_OUT, IMPORTS)})
-            route = "warm" if not isinstance(result, str) else f"fresh: {result}"
-        if isinstance(result, process.ProcessResult):
+            result = served.result
+            route = "warm" if served.fresh is None else (
+                f"{CONFIGURED if result is not None else 'fresh'}: {served.fresh}")
+        if result is not None:
             pass
         elif server is not None:
             result = server.run(argv[3:], cwd=cwd, env=env, log_path=scratch / "pytest.log",
@@ -587,7 +593,6 @@ class PytestRunner:
         else:
             result = process.run(argv, cwd=cwd, env=env, log_path=scratch / "pytest.log",
                                  timeout_s=request.timeout_s)
-        assert isinstance(result, process.ProcessResult)
         state, document = read_report(report, started_wall, result.returncode)
         probe = _read_json(scratch / "probe.json")
         if state is ReportState.OK and not probe:
