@@ -327,6 +327,16 @@ def _collected(root: Path) -> int:
     return int(last.split()[0])
 
 
+def routes(results: dict) -> str:
+    """How the warm route ran a verify's mutants: warm, in a child of the configured server
+    (`configured`), or in a new process (`fresh`)."""
+    kinds = [m["facts"].get("route", "").split(":", 1)[0]
+             for spec in results["specs"] for m in spec["mutations"]]
+    return (f"{kinds.count('warm')} warm, {kinds.count('configured')} collected afresh in a "
+            f"child of the configured server, {kinds.count('fresh')} in a new process "
+            f"(of {len(kinds)})")
+
+
 def warm_bytecode(cache: Path) -> dict[str, str]:
     """The environment of a developer's machine: bytecode written and reused (in `cache`,
     never in the measured tree), whatever this shell says."""
@@ -394,7 +404,7 @@ def main() -> None:
         rows: dict[str, list[float]] = {}
         bounds: list[float] = []
         fixed: dict[str, list[float]] = {}
-        warm: list[bool] = []
+        warm = ""
         for round_number in range(arguments.rounds):
             out = Path(temp) / f"results-{round_number}.json"
             for name, flags in (
@@ -418,8 +428,7 @@ def main() -> None:
                 elif flags == ("--pytest-runner", "forked"):
                     fixed.setdefault("forked", []).append(wall - inside_children(results))
                 elif flags == ("--pytest-runner", "warm"):
-                    warm = [m["facts"].get("route") == "warm"
-                            for s in results["specs"] for m in s["mutations"]]
+                    warm = routes(results)
             tests = results["specs"][0]["tests"]
             runs = sum(1 + len(s["mutations"]) for s in results["specs"])
             rows.setdefault(f"bare python -m pytest, {runs} processes", []).append(
@@ -438,7 +447,7 @@ def main() -> None:
         for runner, values in fixed.items():
             print(f"{f'fixed cost, {runner} runner (verify outside its runs)':<64}"
                   f"{statistics.median(values):8.2f} s")
-        print(f"mutants the warm route ran warm: {sum(warm)} of {len(warm)}")
+        print(f"the warm route's mutants: {warm}")
 
 
 if __name__ == "__main__":
