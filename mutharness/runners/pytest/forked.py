@@ -68,32 +68,43 @@ class Served:
 class ForkServer:
     """One running server: requests on its stdin, answers on its stdout, its log a file."""
 
-    def __init__(self, proc: process.Piped, log_path: Path) -> None:
+    def __init__(self, proc: process.Piped, log_path: Path, env: Mapping[str, str]) -> None:
         self.proc = proc
         self.log_path = log_path
+        self.env = dict(env)  # what it was given, to compare with what it reports when ready
         self.buffer = b""
+
+    @classmethod
+    def launch(cls, python: str, env: Mapping[str, str], cwd: Path,
+               log_path: Path) -> ForkServer:
+        """Start the server in `cwd` (outside the workspace); `ready` waits for it."""
+        proc = process.Piped([python, "-m", MODULE], cwd=cwd, env=env, log_path=log_path)
+        return cls(proc, log_path, env)
 
     @classmethod
     def start(cls, python: str, env: Mapping[str, str], cwd: Path, log_path: Path) -> ForkServer:
         """Start the server in `cwd` (outside the workspace) and wait until pytest is loaded."""
-        proc = process.Piped([python, "-m", MODULE], cwd=cwd, env=env, log_path=log_path)
-        server = cls(proc, log_path)
+        return cls.launch(python, env, cwd, log_path).ready()
+
+    def ready(self) -> ForkServer:
+        """This server, once it has loaded pytest and found nothing that makes it unusable;
+        else it is closed and ServerUnusable says why."""
         try:
-            ready = server._answer(ANSWER_TIMEOUT_S)
+            ready = self._answer(ANSWER_TIMEOUT_S)
             if ready is None:
                 raise ServerUnusable(f"it did not load pytest within {ANSWER_TIMEOUT_S:g} s")
             if not ready.get("ready"):
                 raise ServerUnusable(str(ready.get("problem") or "it refused to start"))
-            changed = environment_changes(env, ready.get("environ"))
+            changed = environment_changes(self.env, ready.get("environ"))
             if changed:
                 raise ServerUnusable(
                     f"the server's start-up changed its environment ({', '.join(changed)}); "
                     "a forked child, given the run's environment, would not have that "
                     "change: each run needs a fresh interpreter")
         except BaseException:
-            server.close()
+            self.close()
             raise
-        return server
+        return self
 
     def _said(self) -> str:
         tail = ""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import os
 import re
@@ -295,6 +296,10 @@ class PytestRunner:
         # the warm route (`_warm`): a server per test set that collected them once
         self.warm_dir = warm_dir if hasattr(os, "fork") else None
         self.collected: _Collected | None = None
+        # a server launched as a test set's baseline starts (it loads pytest meanwhile), with
+        # its directory: the next `_collect` makes it the run
+        self.spare: tuple[Path, ForkServer] | None = None
+        self.launched = 0
         self.warm_proven: set[tuple[str, ...]] = set()
         self.warm_refused: dict[tuple[str, ...], str] = {}
 
@@ -321,7 +326,27 @@ class PytestRunner:
     def _stop_collected(self) -> None:
         if self.collected is not None:
             self.collected.server.close()
+            shutil.rmtree(self.collected.scratch.parent, ignore_errors=True)
             self.collected = None
+        if self.spare is not None:
+            self.spare[1].close()
+            shutil.rmtree(self.spare[0], ignore_errors=True)
+            self.spare = None
+
+    def _launch(self) -> tuple[Path, ForkServer]:
+        """A server for the warm route, launched in a directory of its own (not yet ready)."""
+        assert self.warm_dir is not None
+        self.launched += 1
+        directory = _fresh(self.warm_dir / str(self.launched))
+        boot = directory / "boot"
+        self._boot(boot)
+        package = resources.files("mutharness.runners.pytest")
+        (boot / f"{SERVER_MODULE}.py").write_bytes(package.joinpath("_forkserver.py").read_bytes())
+        (boot / f"{WARM_MODULE}.py").write_bytes(package.joinpath("_warm.py").read_bytes())
+        cwd = directory / "cwd"
+        cwd.mkdir()
+        return directory, ForkServer.launch(self.python, self.environment(cwd, directory, boot),
+                                            cwd, directory / "server.log")
 
     def _refuse_warm(self, tests: tuple[str, ...], reason: str) -> None:
         """Run every mutant of `tests` fresh from now on, and say why (once per test set)."""
@@ -337,18 +362,11 @@ class PytestRunner:
         kept for the test set asked last)."""
         if self.collected is not None and self.collected.tests == request.tests:
             return self.collected
+        spare, self.spare = self.spare, None
         self._stop_collected()
-        assert self.warm_dir is not None
-        directory = _fresh(self.warm_dir)
+        directory, server = spare if spare is not None else self._launch()
+        server.ready()
         boot = directory / "boot"
-        self._boot(boot)
-        package = resources.files("mutharness.runners.pytest")
-        (boot / f"{SERVER_MODULE}.py").write_bytes(package.joinpath("_forkserver.py").read_bytes())
-        (boot / f"{WARM_MODULE}.py").write_bytes(package.joinpath("_warm.py").read_bytes())
-        cwd = directory / "cwd"
-        cwd.mkdir()
-        server = ForkServer.start(self.python, self.environment(cwd, directory, boot), cwd,
-                                  directory / "server.log")
         run = directory / "run"
         run.mkdir()
         env = self.environment(request.cwd, run, boot)
@@ -516,6 +534,13 @@ class PytestRunner:
     def run(self, request: RunRequest) -> RunFacts:
         """Run the request's tests in its `cwd`; its `scratch` holds this run's files: in a
         forked child once `prove` has shown the warm runner gives these tests' facts."""
+        if (self.warm_dir is not None and request.mutated is None and self.spare is None
+                and request.tests not in self.warm_proven and request.tests not in
+                self.warm_refused and (self.collected is None
+                                       or self.collected.tests != request.tests)):
+            # a baseline of tests the route will collect: their server loads pytest meanwhile
+            with contextlib.suppress(OSError):
+                self.spare = self._launch()
         if (self.warm_dir is not None and request.mutated is not None and not request.fresh
                 and request.tests in self.warm_proven):
             try:
