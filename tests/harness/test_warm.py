@@ -329,6 +329,15 @@ REFUSALS = {
         "\nimport threading, time\n\nthreading.Thread(target=time.sleep, args=(30,), "
         "daemon=True, name='poller').start()\n"), "configuring pytest: threads a forked "
         "child would not have (poller)"),
+    "writes a file outside the run's directories as pytest configures": (
+        "tests/conftest.py", CONFTEST + (
+            "\nimport pathlib\n\npathlib.Path(__file__).resolve().parents[2].joinpath("
+            "'sessions.log').open('a').write('run')\n"),
+        "configuring pytest wrote "),
+    "connects a socket while a test module is collected": ("tests/test_pkg.py", TESTS + (
+        "\nimport contextlib, socket\n\nwith contextlib.suppress(OSError), socket.socket() as s:"
+        "\n    s.settimeout(0.1)\n    s.connect(('127.0.0.1', 9))\n"),
+        "collecting the tests connected to 127.0.0.1:9"),
     "starts a thread as a test module is collected": ("tests/test_pkg.py", TESTS + (
         "\nimport threading, time\n\nthreading.Thread(target=time.sleep, args=(30,), "
         "daemon=True, name='poller').start()\n"), "the collection started threads a forked "

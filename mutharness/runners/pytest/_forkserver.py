@@ -436,6 +436,7 @@ def collect(request: dict[str, Any], channel: Channel, server_cwd_entry: str | N
 
     targets = list(request["targets"])
     tracer = warm.Tracer(targets)
+    tracer.watch.phase = "configuring pytest"
     pipes = {"inner": channel}  # the collector's channel to this process, once forked
 
     def serve(session: Any, problem: str | None, originals: dict[str, Any]) -> None:
@@ -481,14 +482,16 @@ def collect(request: dict[str, Any], channel: Channel, server_cwd_entry: str | N
     def checkpoint(session: Any) -> None:
         """Configured: returns in the collector and in each fresh child; this process
         relays and forks until the harness closes its channel, then exits."""
-        problem = tracer.watch.problem or warm.threads_problem()
+        threads = warm.threads_problem()
+        problem = tracer.watch.problem or (threads and f"configuring pytest: {threads}")
         if problem is not None:
-            channel.send({"collected": 0, "problem": f"configuring pytest: {problem}"})
+            channel.send({"collected": 0, "problem": problem})
             os._exit(0)
         loaded = _loaded(warm)
         down, up = os.pipe(), os.pipe()
         collector = os.fork()
         if collector == 0:  # the collector: collects, traced, and serves through `serve`
+            tracer.watch.phase = "collecting the tests"
             channel.close()
             os.close(down[1])
             os.close(up[0])

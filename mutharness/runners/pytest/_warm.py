@@ -117,7 +117,11 @@ class Watch:
     bytes is the mutant's in a fresh process, the original's here), a Python interpreter
     started (it runs whatever it imports out of sight; other programs run, and the harness
     also looks for any process that imported the workspace's code in the run's import
-    record). Installed once (audit hooks stay), it watches only while `on`, never raises."""
+    record), a file written outside the workspace, the run's temp and home and the bytecode
+    caches, a socket connected (state outside the process that a fresh process would set up
+    again before its tests, and the forked children would share). The workspace, temp and
+    home are the harness's to compare after collecting. Installed once (audit hooks stay),
+    it watches only while `on`, never raises; `phase` names what pytest is doing."""
 
     def __init__(self, targets: list[str]) -> None:
         self.targets = {_key(path) for path in targets}
@@ -125,6 +129,10 @@ class Watch:
         self.on = False
         self.problem: str | None = None
         self.busy = False
+        self.phase = "collecting the tests"
+        self.ours = tuple(_key(root) + os.sep for root in (
+            os.getcwd(), os.environ.get("TMPDIR") or "", os.environ.get("HOME") or "",
+            os.path.dirname(os.devnull), getattr(sys, "pycache_prefix", None) or "") if root)
 
     def __call__(self, event: str, args: tuple[Any, ...]) -> None:
         if not self.on or self.problem is not None or self.busy:
@@ -133,7 +141,7 @@ class Watch:
         try:
             self.problem = self._seen(event, args)
         except Exception:  # an audit hook must never raise
-            self.problem = f"collecting the tests did what mutharness cannot follow ({event})"
+            self.problem = f"{self.phase} did what mutharness cannot follow ({event})"
         finally:
             self.busy = False
 
@@ -141,11 +149,23 @@ class Watch:
         if event in SPAWNS:
             command = _pythonic(event, args)
             return None if command is None else (
-                f"collecting the tests started a Python interpreter ({command}), whose work "
+                f"{self.phase} started a Python interpreter ({command}), whose work "
                 "no tracer here sees")
+        if event == "socket.connect" and len(args) > 1:
+            address = args[1]
+            shown = (f"{address[0]}:{address[1]}" if isinstance(address, tuple)
+                     and len(address) > 1 else os.fsdecode(address)
+                     if isinstance(address, (str, bytes)) else repr(address))
+            return (f"{self.phase} connected to {shown[:120]}: what is there would be set up "
+                    "again by a fresh process, and shared by every forked child")
         if event != "open" or not args or isinstance(args[0], int) or args[0] is None:
             return None
         path = os.fsdecode(args[0])
+        if _writes(args) and not (_key(path) + os.sep).startswith(self.ours) and (
+                "__pycache__" not in path and not path.endswith(".pyc")):
+            return (f"{self.phase} wrote {path[:200]}, outside the workspace and the run's "
+                    "temp and home: a fresh process would write it again before its tests, "
+                    "and every forked child would share it")
         if os.path.basename(path) not in self.names or _key(path) not in self.targets:
             return None
         frame: types.FrameType | None = sys._getframe(2)  # past the file helpers: who asked
@@ -154,8 +174,19 @@ class Watch:
         caller = frame.f_code.co_filename if frame is not None else ""
         if caller.startswith(IMPORTERS[0]) or caller.endswith(IMPORTERS[1]):  # importing it
             return None
-        return (f"collecting the tests read {os.path.relpath(path)} other than by importing "
+        return (f"{self.phase} read {os.path.relpath(path)} other than by importing "
                 "it: what it made of those bytes would be the mutant's in a fresh process")
+
+
+WRITING = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+
+
+def _writes(args: tuple[Any, ...]) -> bool:
+    """Whether an `open` audit event's file is opened for writing (its mode, or flags)."""
+    mode = args[1] if len(args) > 1 else None
+    flags = args[2] if len(args) > 2 else None
+    return (isinstance(mode, str) and any(letter in mode for letter in "wax+")) or (
+        isinstance(flags, int) and bool(flags & WRITING))
 
 
 def _own(code: types.CodeType) -> types.CodeType:
