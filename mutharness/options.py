@@ -137,16 +137,17 @@ FIRST_FAILURE: Final = Option[bool](
     "(pytest specs without xdist; a mutation with killedBy keeps full counts); the "
     "evidence then names the killing test without full counts.")
 PYTEST_RUNNER: Final = Option[str](
-    "pytest-runner", Kind.TEXT, "subprocess",
-    "How pytest runs the baseline and each mutant: `subprocess` (a fresh `python -m "
-    "pytest` per run, the default) or, asked for, `forked` (a warm server that imports "
-    "pytest once and forks a child per run, where fork exists: faster, but a fork is "
-    "not a fresh interpreter; start-up code it cannot vouch for, or a first run of a "
-    "test set that differs from a fresh process's, falls back to `subprocess`), or `warm` "
-    "(baselines fresh; each spec's tests collected once in a server, and a mutant whose "
-    "changed code did not run while they were collected runs in a forked child with that "
-    "code swapped in, unless something other than a function holds that code; any other "
-    "mutant, and every warm run that timed out or gave no verdict, is a fresh process).",
+    "pytest-runner", Kind.TEXT, "warm",
+    "How pytest runs the baseline and each mutant. `warm`, the default: baselines in a "
+    "fresh process; each spec's tests configured and collected once in a server (where "
+    "fork exists; elsewhere every run is a fresh process); a mutant whose changed code "
+    "did not run while they were collected, and which nothing but functions hold, runs in "
+    "a forked child with that code swapped in; any other in a child of the configured, "
+    "uncollected server, or a fresh process when its file was loaded as pytest configured; "
+    "a warm run that gives no verdict is run again fresh. `subprocess`: a fresh `python -m "
+    "pytest` per run. `forked`: a server that imports pytest once and forks a child per "
+    "run (start-up code it cannot vouch for, or a first run of a test set that differs "
+    "from a fresh process's, falls back to `subprocess`).",
     choices=("forked", "subprocess", "warm"))
 PYTEST_ADDOPTS: Final = Option[str | None](
     "pytest-addopts", Kind.TEXT, None,

@@ -333,8 +333,6 @@ class Console:
             detail = "(stopped at its first failing test)"
         if result.never_imported:
             detail += " never imported: the mutant did not run"
-        if facts.route == "warm":  # a child of the server that collected the tests once
-            detail += " warm"
         if not result.verdict.is_evidence:
             detail = f"({printable(result.reason)})"
         elif result.reason:  # a survivor whose tests skipped instead of running

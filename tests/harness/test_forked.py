@@ -586,9 +586,10 @@ def test_every_bundled_pytest_spec_gets_the_facts_forked_that_its_fresh_evidence
     cli: Cli, tmp_path: Path, runner: str
 ) -> None:
     """The committed evidence is a fresh-process run (`mutharness verify specs --evidence
-    evidence`, the default runner); while it is fresh for this tree, a forked run of the same
-    specs (every run a forked child, or each body mutant's code swapped into a child of a
-    server that collected the tests once) must repeat its every fact: the run's outcome, each
+    evidence --pytest-runner subprocess`); while it is fresh for this tree, a forked run of the
+    same specs (every run a forked child, or the default warm route: each body mutant's code
+    swapped into a child of a server that collected the tests once, the others collected afresh
+    in a child of the configured server) must repeat its every fact: the run's outcome, each
     baseline's per-test outcomes and pin, each mutation's verdict, expectation, failing
     tests, not-passed outcomes and counts."""
     specs = _bundled_pytest_specs()
@@ -597,7 +598,8 @@ def test_every_bundled_pytest_spec_gets_the_facts_forked_that_its_fresh_evidence
     stale = _stale_evidence(ids)
     assert not stale, (
         "the evidence this test compares the forked runner against is stale for this tree; "
-        "re-render it (`mutharness verify specs --evidence evidence`, or `tox -e mutation`) "
+        "re-render it (`mutharness verify specs --evidence evidence --pytest-runner "
+        "subprocess`, or `tox -e mutation`) "
         "and commit it:\n  " + "\n  ".join(stale)
     )
     recorded = {spec_id: json.loads((REPOSITORY / "evidence" / f"{spec_id}.json").read_text(

@@ -171,7 +171,13 @@ def test_a_run_with_no_runner_option_gives_a_fresh_processs_verdict_whatever_sta
     assert fresh_verdicts == (["CAUGHT"] if "getcwd" in made else ["SURVIVED", "CAUGHT"])
     assert default_verdicts == fresh_verdicts, default.out + default.err
     assert default.code == fresh.code
-    assert results["settings"]["values"]["pytest-runner"] == "subprocess"  # type: ignore[index]
+    # the default, the warm route, refused its server (start-up made state a forked child
+    # would not make again) and ran every mutant in a fresh process, saying so once
+    assert results["settings"]["values"]["pytest-runner"] == "warm"  # type: ignore[index]
+    assert [m["facts"].get("route", "") for spec in results["specs"]  # type: ignore[index]
+            for m in spec["mutations"]] == [""] * len(fresh_verdicts)
+    [note] = results["notes"]  # type: ignore[misc]
+    assert default.err.count("note:") == 1 and f"mutharness: note: {note}" in default.err
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="the warm runner forks")

@@ -222,7 +222,7 @@ def test_a_loop_and_a_loop_with_sigterm_proof_and_escaped_grandchildren_time_out
         SURVIVOR,
     ))
 
-    run = run_hostile(project, cli, sandbox, [sentinel],
+    run = run_hostile(project, cli, sandbox, [sentinel], "--pytest-runner", "subprocess",
                       "--timeout-floor", "3", "--timeout-factor", "1", "--timeout-constant", "0")
 
     assert run.verdicts == ["TIMEOUT", "CAUGHT", "TIMEOUT", "SURVIVED"]
@@ -253,7 +253,7 @@ def test_segfaults_and_os_exit_at_import_or_in_a_test_are_untrustworthy_never_ev
         CAUGHT,
     ))
 
-    run = run_hostile(project, cli, sandbox, [sentinel])
+    run = run_hostile(project, cli, sandbox, [sentinel], "--pytest-runner", "subprocess")
 
     assert run.verdicts == [
         "UNTRUSTWORTHY", "CAUGHT", "UNTRUSTWORTHY", "UNTRUSTWORTHY", "UNTRUSTWORTHY",
@@ -262,8 +262,13 @@ def test_segfaults_and_os_exit_at_import_or_in_a_test_are_untrustworthy_never_ev
     assert run.reason(0) == run.reason(2) == f"killed by signal {signal.SIGSEGV}"
     assert run.reason(3) == run.reason(6) == "report missing (exit status 0)"
     assert run.reason(4) == run.reason(7) == "report missing (exit status 1)"
-    assert len(run.pids) == 6
+    assert len(run.pids) == 6  # a pytest process per run
     assert run.done.code == 4
+    # the default (the warm route) gives the same verdicts for the same reasons
+    default = run_hostile(project, cli, sandbox, [sentinel])
+    assert default.verdicts == run.verdicts
+    assert [default.reason(n) for n in range(9)] == [run.reason(n) for n in range(9)]
+    assert default.done.code == 4
 
 
 FAKE_REPORT = '''\

@@ -110,8 +110,10 @@ def _sessions(sandbox: Sandbox) -> list[dict[str, bytes]]:
 def _verify(project: Project, cli: Cli, sandbox: Sandbox, out: Path,
             spec: str) -> tuple[Completed, dict[str, Any], str]:
     """Verify `spec`, writing results and evidence outside the repository."""
+    # a fresh process per run: the spy records each run's files as its session starts
     done = cli(project.root, "verify", f"specs/{spec}.json", "--json", str(out / "results.json"),
-               "--evidence", str(out / "evidence"), env=sandbox.env())
+               "--evidence", str(out / "evidence"), "--pytest-runner", "subprocess",
+               env=sandbox.env())
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
     evidence = (out / "evidence" / f"{spec}.md").read_text(encoding="utf-8")
     return done, results, evidence

@@ -260,10 +260,8 @@ def test_each_mutant_runs_warm_only_where_a_fresh_process_would_run_the_same_cod
     assert fresh.code == 1, fresh.out + fresh.err
     assert warm.code == 1, warm.out + warm.err
     assert "note:" not in warm.err, warm.err  # the route was never refused
-    # the console says which verdicts a warm run gave
+    # the console says what a fresh run says: the route is in the results (`facts.route`)
     assert re.search(r"CAUGHT +#1 src/pkg/core\.py:\d+ +a function body +\(1 of 10 tests "
-                     r"failed\) warm\n", warm.out), warm.out
-    assert re.search(r"CAUGHT +#8 src/pkg/core\.py:\d+ +a module constant +\(\d+ of 10 tests "
                      r"failed\)\n", warm.out), warm.out
     assert _compared(warm_results) == _compared(fresh_results)
     routes = _routes(warm_results)

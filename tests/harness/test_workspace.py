@@ -58,7 +58,8 @@ def test_each_run_happens_in_a_checkout_under_TMPDIR_that_is_removed_afterwards(
     add_probes(project)
     sandbox = Sandbox.under(tmp_path)
 
-    done = in_process(project.root, "verify", "specs/calc.json", env=sandbox.env())
+    done = in_process(project.root, "verify", "specs/calc.json", "--pytest-runner",
+                      "subprocess", env=sandbox.env())  # a session per run
 
     assert done.code == 0, done.out + done.err
     sessions = sandbox.sessions()
@@ -77,7 +78,8 @@ def test_every_mutation_runs_on_the_restored_original_with_only_its_own_splice(
     add_probes(project)
     sandbox = Sandbox.under(tmp_path)
 
-    done = in_process(project.root, "verify", "specs/calc.json", env=sandbox.env())
+    done = in_process(project.root, "verify", "specs/calc.json", "--pytest-runner",
+                      "subprocess", env=sandbox.env())  # a session per run
 
     assert done.code == 0, done.out + done.err
     seen = [session["calc"] for session in sandbox.sessions()]
@@ -108,7 +110,8 @@ def test_files_a_run_writes_are_removed_before_the_next_run_and_are_no_drift(
     add_probes(project)
     sandbox = Sandbox.under(tmp_path)
 
-    done = in_process(project.root, "verify", "specs/calc.json", env=sandbox.env())
+    done = in_process(project.root, "verify", "specs/calc.json", "--pytest-runner",
+                      "subprocess", env=sandbox.env())  # a session per run
 
     assert done.code == 0, done.out + done.err
     first, second = _results(project.root / ".mutharness/results.json")["specs"][0]["mutations"]
