@@ -336,6 +336,21 @@ REFUSALS = {
         "\nimport contextlib, socket\n\nwith contextlib.suppress(OSError), socket.socket() as s:"
         "\n    s.settimeout(0.1)\n    s.connect(('127.0.0.1', 9))\n"),
         "collecting the tests connected to 127.0.0.1:9"),
+    "reads the target's source through its loader": ("tests/test_pkg.py", TESTS + (
+        "\nSOURCE = core.__loader__.get_source(core.__name__)\n"),
+        "collecting the tests read src/pkg/core.py other than by importing it"),
+    "reads the target through pkgutil": ("tests/test_pkg.py", TESTS + (
+        "\nimport pkgutil\n\nDATA = pkgutil.get_data('pkg', 'core.py')\n"),
+        "collecting the tests read src/pkg/core.py other than by importing it"),
+    "forks a process": ("tests/test_pkg.py", TESTS + (
+        "\nimport os\n\nif os.fork() == 0:\n    os._exit(0)\nos.wait()\n"),
+        "collecting the tests forked a process"),
+    "runs code in a thread it starts without threading": ("tests/test_pkg.py", TESTS + (
+        "\nimport _thread, time\n\n_thread.start_new_thread(core.clamp, (3,))\n"
+        "time.sleep(0.2)\n"), "collecting the tests started a thread outside threading"),
+    "turns the tracer off while it computes": ("tests/test_pkg.py", TESTS + (
+        "\nimport sys\n\n_tracer = sys.gettrace()\nsys.settrace(None)\nVALUE = core.clamp(3)"
+        "\nsys.settrace(_tracer)\n"), "collecting the tests replaced the trace function"),
     "starts a thread as a test module is collected": ("tests/test_pkg.py", TESTS + (
         "\nimport threading, time\n\nthreading.Thread(target=time.sleep, args=(30,), "
         "daemon=True, name='poller').start()\n"), "the collection started threads a forked "

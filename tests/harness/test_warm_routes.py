@@ -5,6 +5,7 @@ as the server traces its collection."""
 
 from __future__ import annotations
 
+import gc
 import types
 from pathlib import Path
 
@@ -96,6 +97,13 @@ CASES = [
      "        nonlocal total\n        total += n\n        return total", "        return n",
      "closure"),
     ("a syntax error", "return side * side", "return side *", "does not compile"),
+    # pytest reads a fixture's or a test's parameters as it collects: they are not the code's
+    ("a function's parameters", "def area(self, side):", "def area(self, side, *more):",
+     "signature of Shape.area"),
+    ("a parameter renamed",
+     "def outer(x):\n    def inner(y):\n        return y * 2\n    return inner(x)",
+     "def outer(z):\n    def inner(y):\n        return y * 2\n    return inner(z)",
+     "signature of outer"),
 ]
 
 
@@ -244,6 +252,27 @@ def copied():
 
 
 COPY = types.FunctionType(copied.__code__, globals(), "copy")
+
+
+def renamed():
+    return 7
+
+
+RENAMED = types.FunctionType(renamed.__code__.replace(co_name="other"), globals())
+
+
+def moved():
+    return 8
+
+
+MOVED = types.FunctionType(moved.__code__.replace(co_filename="<elsewhere>"), globals())
+
+
+def rate():
+    return 9
+
+
+RATE = types.FunctionType(rate.__code__.replace(co_name="ran"), globals())()
 SQUARES = (n * n for n in range(3))
 
 
@@ -260,6 +289,11 @@ HELD_CASES = [
     ("a function nothing else holds", "return 2", "return 4", {"plain"}),
     ("a function copied into another function object", "return 5", "return 6", {"copied"}),
     ("a method, its class body run at import", "side * side", "side + side", {"area"}),
+    # a copy of a function's code made with other names is no function of the file: a fresh
+    # process would make the copy from the mutated code, a swap cannot reach it
+    ("a function whose code was copied under another name", "return 7", "return 70", "renamed"),
+    ("a function whose code was copied under another file", "return 8", "return 80", "moved"),
+    ("a function whose renamed copy ran at import", "return 9", "return 90", "rate"),
 ]
 
 
@@ -270,6 +304,7 @@ def test_a_mutation_runs_warm_only_when_every_holder_of_its_changed_code_is_a_sw
 ) -> None:
     # a generator made at import keeps the code it was made with: swapping its function's code
     # would leave it running the original, a verdict no fresh process would give
+    gc.collect()  # the earlier cases' modules (the same code from other files) are gone
     path = tmp_path / "subject.py"
     tracer = _warm.Tracer([str(path)])
     namespace: dict[str, object] = {"__name__": "subject"}
@@ -279,7 +314,7 @@ def test_a_mutation_runs_warm_only_when_every_holder_of_its_changed_code_is_a_sw
     finally:
         assert tracer.stop() is None
     live = _warm.functions([str(path)])
-    held = _warm.held(live, tracer.called)
+    held = _warm.held(live, tracer.called, {_warm._key(str(path)): (HELD.encode(), str(path))})
 
     routed = _warm.route(str(path), HELD.encode(), HELD.replace(anchor, replacement).encode(),
                          tracer.called, held)

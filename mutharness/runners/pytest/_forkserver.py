@@ -38,7 +38,6 @@ import re  # noqa: E402
 import runpy  # noqa: E402
 import site  # noqa: E402
 import tempfile  # noqa: E402
-import threading  # noqa: E402
 from typing import Any  # noqa: E402
 
 STARTUP = "_mutharness_startup"  # the start-up hook, as it registers itself
@@ -394,9 +393,7 @@ def _fresh_child(told: int, asked: dict[str, Any], channel: Channel, inner: Chan
     """In a child of the configured server: the run of `asked` from here on is a fresh
     process's (its own log, session and report; the tracer off); pytest then collects the
     tests, importing the mutated file, and runs them with its own loop."""
-    sys.settrace(None)
-    threading.settrace(None)  # type: ignore[arg-type,unused-ignore]
-    plugin.tracer.watch.on = False
+    plugin.tracer.release()
     inner.close()
     _own_session(channel, told, asked["log"], (1, 2, *_capture_fds(session)))
     os.environ.update(asked["env"])
@@ -446,7 +443,7 @@ def collect(request: dict[str, Any], channel: Channel, server_cwd_entry: str | N
         if problem is not None:
             return
         live = warm.functions(targets)
-        held = warm.held(live, tracer.called)
+        held = warm.held(live, tracer.called, originals)
         while True:
             asked = inner.receive()
             if asked is None:
@@ -489,9 +486,11 @@ def collect(request: dict[str, Any], channel: Channel, server_cwd_entry: str | N
             os._exit(0)
         loaded = _loaded(warm)
         down, up = os.pipe(), os.pipe()
+        tracer.watch.on = False  # this fork is mutharness's own
         collector = os.fork()
         if collector == 0:  # the collector: collects, traced, and serves through `serve`
             tracer.watch.phase = "collecting the tests"
+            tracer.watch.on = True
             channel.close()
             os.close(down[1])
             os.close(up[0])
@@ -500,9 +499,7 @@ def collect(request: dict[str, Any], channel: Channel, server_cwd_entry: str | N
         os.close(down[0])
         os.close(up[1])
         inner = Channel.over(up[0], down[1])
-        sys.settrace(None)
-        threading.settrace(None)  # type: ignore[arg-type,unused-ignore]
-        tracer.watch.on = False
+        tracer.release()
         collected = inner.receive()
         if collected is not None:
             channel.send({**collected, "configured": os.getpid()})

@@ -16,13 +16,17 @@ file as committed and as mutated and pairs their code objects by position in the
   included) with the mutated file's, and runs the tests as `pytest` would have: a function's
   code decides everything it does when called, and none of it ran before the tests began.
 
-The child's run is judged like any other; the harness confirms every run that did not fail a
-test with a fresh process. It runs in the tests' interpreter: Python 3.8 syntax, the standard
-library and pytest.
+A change the collected session cannot run (any of the above, a changed signature, code that
+something other than a function holds, `held`) runs in a child of the server as it was when
+pytest had configured and collected nothing (`_forkserver`). The child's run is judged like
+any other; a warm run that gives no verdict (a timeout, a crash) is run again in a fresh
+process. It runs in the tests' interpreter: Python 3.8 syntax, the standard library and
+pytest.
 """
 
 from __future__ import annotations
 
+import _thread
 import gc
 import os
 import sys
@@ -72,21 +76,47 @@ class Tracer:
         self.watch.on = True
         sys.settrace(self)
         threading.settrace(self)
+        sys.settrace = self._settrace
+        _thread.start_new_thread = self._start_new_thread
         return None
+
+    def _start_new_thread(self, function: Any, *args: Any, **kwargs: Any) -> Any:
+        """`_thread.start_new_thread` while tracing (`threading` holds its own reference:
+        its threads are traced): a thread started beneath it runs out of the tracer's sight."""
+        if self.watch.on and self.watch.problem is None:
+            self.watch.problem = (f"{self.watch.phase} started a thread outside threading, "
+                                  "whose work no tracer here sees")
+        return START_NEW_THREAD(function, *args, **kwargs)
+
+    def _settrace(self, function: Any) -> None:
+        """`sys.settrace` while tracing: code that turns the tracer off, even for a moment,
+        computes out of its sight."""
+        if function is not self and self.watch.on and self.watch.problem is None:
+            self.watch.problem = (f"{self.watch.phase} replaced the trace function: what "
+                                  "ran meanwhile is unknown")
+        SETTRACE(function)
+
+    def release(self) -> None:
+        """Tracing off, `sys.settrace` and the watch as they were."""
+        sys.settrace = SETTRACE
+        _thread.start_new_thread = START_NEW_THREAD
+        sys.settrace(None)
+        threading.settrace(None)  # type: ignore[arg-type,unused-ignore]
+        self.watch.on = False
 
     def stop(self) -> str | None:
         """Stop tracing; why what it saw cannot be trusted (another tracer replaced it, or
         the watch saw what no tracer sees)."""
         displaced = sys.gettrace() is not self
-        sys.settrace(None)
-        threading.settrace(None)  # type: ignore[arg-type,unused-ignore]
-        self.watch.on = False
+        self.release()
         if displaced:
             return ("another tracer (coverage?) replaced mutharness's while the tests were "
                     "collected: what ran at import is unknown")
         return self.watch.problem
 
 
+SETTRACE = sys.settrace  # the interpreter's own, whatever a tracer puts in its place
+START_NEW_THREAD = _thread.start_new_thread
 SPAWNS = frozenset({"subprocess.Popen", "os.system", "os.posix_spawn", "os.exec", "os.spawn"})
 IMPORTERS = ("<frozen importlib", os.path.join("_pytest", "assertion", "rewrite.py"))
 HELPERS = tuple(os.sep + name for name in ("pathlib.py", "io.py", "codecs.py", "tokenize.py"))
@@ -151,6 +181,14 @@ class Watch:
             return None if command is None else (
                 f"{self.phase} started a Python interpreter ({command}), whose work "
                 "no tracer here sees")
+        if event in ("os.fork", "os.forkpty"):
+            return f"{self.phase} forked a process, whose work no tracer here sees"
+        if event == "_thread.start_new_thread":
+            starter = sys._getframe(2)  # who called _thread: threading's threads are traced
+            if not starter.f_code.co_filename.endswith(os.sep + "threading.py"):
+                return (f"{self.phase} started a thread outside threading, whose work no "
+                        "tracer here sees")
+            return None
         if event == "socket.connect" and len(args) > 1:
             address = args[1]
             shown = (f"{address[0]}:{address[1]}" if isinstance(address, tuple)
@@ -172,7 +210,10 @@ class Watch:
         while frame is not None and frame.f_code.co_filename.endswith(HELPERS):
             frame = frame.f_back
         caller = frame.f_code.co_filename if frame is not None else ""
-        if caller.startswith(IMPORTERS[0]) or caller.endswith(IMPORTERS[1]):  # importing it
+        if caller.endswith(IMPORTERS[1]):  # pytest rewriting a module it imports
+            return None
+        if caller.startswith(IMPORTERS[0]) and frame is not None and frame.f_back is not None \
+                and frame.f_back.f_code.co_name == "get_code":  # the loader compiling it
             return None
         return (f"{self.phase} read {os.path.relpath(path)} other than by importing "
                 "it: what it made of those bytes would be the mutant's in a fresh process")
@@ -211,6 +252,18 @@ def _docstring(code: types.CodeType) -> Any:
     return first if isinstance(first, str) else None
 
 
+SHAPE = 0x04 | 0x08 | 0x20 | 0x80 | 0x100 | 0x200  # varargs, varkw, generator, coroutines
+
+
+def _signature(code: types.CodeType) -> tuple[Any, ...]:
+    """What introspection sees of a function's parameters (and whether it is a generator or
+    coroutine function): pytest reads fixtures' and tests' parameters as it collects."""
+    count = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04) + bool(
+        code.co_flags & 0x08)
+    return (code.co_argcount, getattr(code, "co_posonlyargcount", 0), code.co_kwonlyargcount,
+            code.co_varnames[:count], code.co_flags & SHAPE)
+
+
 def _pair(old: types.CodeType, new: types.CodeType, called: set[types.CodeType],
           held: set[types.CodeType], swaps: dict[types.CodeType, types.CodeType],
           top: bool) -> str | None:
@@ -229,6 +282,8 @@ def _pair(old: types.CodeType, new: types.CodeType, called: set[types.CodeType],
             return f"the change alters the closure of {where}"
         if changed and _docstring(old) != _docstring(new):
             return f"the change is in the docstring of {where}"
+        if _signature(old) != _signature(new):  # pytest read it as it collected (fixtures)
+            return f"the change alters the signature of {where}"
         if old in held:
             return (f"the change is in code something other than a function holds ({where}: "
                     "a generator made while collecting, a code object kept in a value)")
@@ -304,19 +359,54 @@ def _alive(live: dict[str, list[types.FunctionType]], called: set[types.CodeType
     return alive, known
 
 
-def held(live: dict[str, list[types.FunctionType]],
-         called: set[types.CodeType]) -> set[types.CodeType]:
+def _tree(code: types.CodeType) -> list[types.CodeType]:
+    """`code` and every code object nested in it."""
+    found = [code]
+    for inner in _nested(code):
+        found.extend(_tree(inner))
+    return found
+
+
+def _body(code: types.CodeType) -> tuple[Any, ...]:
+    """What a copy of `code` made under other names (`code.replace(co_name=...)`, another
+    file) keeps: its instructions, names and plain constants."""
+    return (code.co_code, code.co_names, code.co_varnames,
+            tuple(const for const in code.co_consts if not isinstance(const, types.CodeType)))
+
+
+def held(live: dict[str, list[types.FunctionType]], called: set[types.CodeType],
+         originals: dict[str, tuple[bytes, str]]) -> set[types.CodeType]:
     """The code of the target files that something other than a function and the code that
     contains it holds: a generator made while collecting and not finished, a code object kept
     in a value. Swapping functions' code cannot reach it, and code objects are not tracked by
     the garbage collector, so they are found by counting: every reference to a code object is
-    in its reference count, and any beyond the ones mutharness knows of is such a holder."""
+    in its reference count, and any beyond the ones mutharness knows of is such a holder.
+    Also held: the file's code (`originals`: its bytes as collected) that a copy made under
+    other names repeats (a copy with another name or file, live or run while collecting):
+    a fresh process would have copied the mutated code."""
     alive, known = _alive(live, called)
     # the references `_references` itself adds, measured on a code object held nowhere else
     own = _references({0: compile("0", "<mutharness>", "eval")})[0]
     counts = _references(alive)
-    return {code for code, count in zip(alive.values(), counts)  # noqa: B905 - 3.8
-            if count - own != known[id(code)]}
+    found = {code for code, count in zip(alive.values(), counts)  # noqa: B905 - 3.8
+             if count - own != known[id(code)]}
+    compiled: list[types.CodeType] = []
+    for source, path in originals.values():
+        try:
+            compiled.extend(_tree(compile(source, path, "exec", dont_inherit=True)))
+        except (SyntaxError, ValueError):
+            continue
+    same = set(compiled)
+    bodies = {code.co_code for code in compiled}
+    copies = {_body(code) for code in alive.values() if code not in same}
+    paths = {path for _, path in originals.values()}
+    for candidate in gc.get_objects():
+        if isinstance(candidate, types.FunctionType):
+            code = candidate.__code__
+            if code.co_filename not in paths and code.co_code in bodies:
+                copies.add(_body(code))
+    found.update(code for code in compiled if _body(code) in copies)
+    return found
 
 
 def swap(live: list[types.FunctionType], swaps: dict[types.CodeType, types.CodeType]) -> int:
