@@ -363,18 +363,25 @@ def _capture_fds(session: Any) -> tuple[int, ...]:
     return tuple(found)
 
 
+def _take_run(channel: Channel, told: int, request: dict[str, Any], session: Any) -> None:
+    """In a child of a configured or collected server: lead its own session, write to the
+    run's log (pytest's saved copies of stdout and stderr too), take the run's variables
+    (its report and import log) and temp directory."""
+    _own_session(channel, told, request["log"], (1, 2, *_capture_fds(session)))
+    os.environ.update(request["env"])
+    tempfile.tempdir = None
+    reopen = getattr(sys.modules.get(STARTUP), "reopen", None)
+    if reopen is not None:
+        reopen(os.environ.get(IMPORTS))
+
+
 def _warm_child(request: dict[str, Any], channel: Channel, told: int, session: Any,
                 plan: tuple[str, Any] | None, warm: Any, live: dict[str, Any]) -> None:
     """A mutant's run in the collected session; never returns (`os._exit` once the session
     has ended as pytest ends one: its report written, its fixtures torn down)."""
     status = 3
     try:
-        _own_session(channel, told, request["log"], (1, 2, *_capture_fds(session)))
-        os.environ.update(request["env"])
-        tempfile.tempdir = None
-        reopen = getattr(sys.modules.get(STARTUP), "reopen", None)
-        if reopen is not None:
-            reopen(os.environ.get(IMPORTS))
+        _take_run(channel, told, request, session)
         if plan is not None:
             warm.swap(live.get(plan[0], []), plan[1])
         status = warm.run_tests(session, bool(request.get("first_failure")))
@@ -395,12 +402,7 @@ def _fresh_child(told: int, asked: dict[str, Any], channel: Channel, inner: Chan
     tests, importing the mutated file, and runs them with its own loop."""
     plugin.tracer.release()
     inner.close()
-    _own_session(channel, told, asked["log"], (1, 2, *_capture_fds(session)))
-    os.environ.update(asked["env"])
-    tempfile.tempdir = None
-    reopen = getattr(sys.modules.get(STARTUP), "reopen", None)
-    if reopen is not None:
-        reopen(os.environ.get(IMPORTS))
+    _take_run(channel, told, asked, session)
     plugin.fresh = True
     session.config.option.maxfail = 1 if asked.get("first_failure") else 0
     warm._restart_clock(session.config)
