@@ -1,6 +1,6 @@
 """Benchmark: mutharness on a real PyPI library against the naive harness it replaces.
 
-Run: python benchmarks/bench_library.py [--rounds N] [--workdir DIR]
+Run: python benchmarks/bench_library.py [--rounds N] [--workdir DIR] [--python PYTHON]
 
 Sets the library up as its developers do (the sdist of humanize 4.17.0 from PyPI, a git
 repository of it, a venv with `pip install -e ".[tests]"`, and this checkout of mutharness
@@ -41,8 +41,9 @@ LIBRARY = "humanize==4.17.0"
 SPEC_PATH = "specs/humanize-number.json"
 
 
-def set_up(workdir: Path) -> tuple[Path, str]:
-    """The library's repository and its venv's python (made once per workdir)."""
+def set_up(workdir: Path, base: str = sys.executable) -> tuple[Path, str]:
+    """The library's repository and its venv's python, a venv of `base` (made once per
+    workdir)."""
     repo = workdir / "humanize-4.17.0"
     python = repo / ".venv" / "bin" / "python"
     if python.exists():
@@ -57,10 +58,15 @@ def set_up(workdir: Path) -> tuple[Path, str]:
     (repo / ".git" / "info" / "exclude").write_text(".venv/\n")
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "humanize 4.17.0 with a mutation spec")
-    subprocess.run([sys.executable, "-m", "venv", str(repo / ".venv")], check=True)
+    subprocess.run([base, "-m", "venv", str(repo / ".venv")], check=True)
     subprocess.run([str(python), "-m", "pip", "install", "-q", "-e", ".[tests]",
                     "-e", str(HERE.parent)], cwd=repo, check=True)
     return repo, str(python)
+
+
+def _version(python: str) -> str:
+    return subprocess.run([python, "-c", "import platform; print(platform.python_version())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
 
 
 def naive(repo: Path, python: str, spec: dict) -> tuple[float, list[bool]]:
@@ -101,11 +107,13 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--workdir", type=Path, help="where the library is set up (reused)")
+    parser.add_argument("--python", default=sys.executable,
+                        help="the interpreter of the library's venv (default: this one)")
     arguments = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="mh-bench-") as temp:
         workdir = (arguments.workdir or Path(temp)).resolve()
         workdir.mkdir(parents=True, exist_ok=True)
-        repo, python = set_up(workdir)
+        repo, python = set_up(workdir, arguments.python)
         spec = json.loads(SPEC.read_text(encoding="utf-8"))
         truth = [mutation.get("expectCaught", True) for mutation in spec["mutations"]]
         naive(repo, python, spec)  # warm-up, not measured: every cache written once
@@ -140,7 +148,8 @@ def main() -> None:
         reference = statistics.median(rows["naive: 11 fresh python -m pytest runs"])
         print(f"{LIBRARY} {SPEC_PATH}: {len(truth)} mutations ({sum(truth)} caught, "
               f"{len(truth) - sum(truth)} survivors), {spec['expectBaselinePass']} tests; "
-              f"{os.cpu_count()} core(s); medians of {arguments.rounds} round(s); load average "
+              f"Python {_version(python)}; {os.cpu_count()} core(s); medians of "
+              f"{arguments.rounds} round(s); load average "
               f"{load_before[0]:.2f} before, {load_after[0]:.2f} after")
         print(f"{'':<56}{'wall':>9}  {'/ naive':>7}  {'/ bound':>7}")
         print(f"{'in-process bound (the tests own time over 11 runs)':<56}{limit:8.2f}s"

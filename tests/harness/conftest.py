@@ -352,11 +352,11 @@ def harness_site_packages() -> Path:
     return Path(pytest.__file__).resolve().parent.parent
 
 
-def create_venv(root: Path, system_site: bool = False) -> Venv:
-    """A real venv at `root` (no pip, so it is quick)."""
+def create_venv(root: Path, system_site: bool = False, base: str = sys.executable) -> Venv:
+    """A real venv at `root` (no pip, so it is quick) of the interpreter `base`."""
     flags = ["--system-site-packages"] if system_site else []
     subprocess.run(
-        [sys.executable, "-m", "venv", "--without-pip", *flags, str(root)],
+        [base, "-m", "venv", "--without-pip", *flags, str(root)],
         check=True, capture_output=True,
     )
     python = root / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
@@ -523,6 +523,34 @@ def tool_site(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path) -> Pat
     the build backends (setuptools, hatchling), all really installed; venvs link it in."""
     return _tool_site(tmp_path_factory, wheelhouse, "tools", f"pytest=={pytest.__version__}",
                       *TOOLS)
+
+
+def monitoring_python() -> str | None:
+    """An interpreter on this machine that has `sys.monitoring` (CPython 3.12 on): this one,
+    one on PATH, or one pyenv installed; None when there is none."""
+    if sys.version_info >= (3, 12):
+        return sys.executable
+    found = [shutil.which(f"python3.{minor}") for minor in range(15, 11, -1)]
+    pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
+    found += sorted((str(path) for path in pyenv.glob("3.1[2-9]*/bin/python3")), reverse=True)
+    for python in filter(None, found):
+        done = subprocess.run([python, "-c", "import sys; sys.monitoring"],
+                              capture_output=True)
+        if done.returncode == 0:  # (a pyenv shim of a version not selected exits 127)
+            return python
+    return None
+
+
+@pytest.fixture(scope="session")
+def monitoring_venv(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path) -> Venv:
+    """A venv of an interpreter with `sys.monitoring`, holding this pytest and
+    pytest-json-report (pure-Python wheels from the wheelhouse)."""
+    python = monitoring_python()
+    if python is None:
+        pytest.skip("no CPython 3.12 or newer on this machine (PATH, pyenv)")
+    venv = create_venv(tmp_path_factory.mktemp("monitoring") / "venv", base=python)
+    install(venv, wheelhouse, f"pytest=={pytest.__version__}", "pytest-json-report")
+    return venv
 
 
 @pytest.fixture(scope="session")

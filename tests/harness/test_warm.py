@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from conftest import Completed, Project, git
+from conftest import Completed, Project, Venv, git
 
 from mutharness.model.results import from_json, to_json
 
@@ -249,12 +249,24 @@ def _routes(results: dict[str, Any]) -> dict[str, str]:
             for m in spec["mutations"]}
 
 
+def _interpreter(request: pytest.FixtureRequest, which: str) -> tuple[str, ...]:
+    """The `--python` flags for the tests' interpreter: this one (traced with sys.settrace
+    below 3.12) or one with `sys.monitoring`."""
+    if which == "this interpreter":
+        return ()
+    venv: Venv = request.getfixturevalue("monitoring_venv")
+    return ("--python", str(venv.python))
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="no fork")
+@pytest.mark.parametrize("which", ["this interpreter", "one with sys.monitoring"])
 def test_each_mutant_runs_warm_only_where_a_fresh_process_would_run_the_same_code(
-    project: Project, cli: Cli
+    project: Project, cli: Cli, request: pytest.FixtureRequest, which: str
 ) -> None:
-    fresh, fresh_results = _verify(cli, project, "fresh", "--pytest-runner", "subprocess")
-    warm, warm_results = _verify(cli, project, "warm", *WARM)
+    python = _interpreter(request, which)
+    fresh, fresh_results = _verify(cli, project, "fresh", "--pytest-runner", "subprocess",
+                                   *python)
+    warm, warm_results = _verify(cli, project, "warm", *WARM, *python)
 
     # the equivalent change survives, unexpectedly: both runs say so
     assert fresh.code == 1, fresh.out + fresh.err
@@ -374,6 +386,56 @@ def test_a_collection_that_leaves_state_a_child_would_not_share_runs_every_mutan
     assert "note: the mutants of tests/test_pkg.py run in a fresh process each" in done.err
     assert [m["facts"].get("route", "") for m in results["specs"][0]["mutations"]] == ["", ""]
     # (refused: the runner runs fresh processes, as without the option, and says so once)
+
+
+SEEN_BY_MONITORING = {
+    "runs code in a thread it starts without threading": REFUSALS[
+        "runs code in a thread it starts without threading"],
+    "turns the tracer off while it computes": REFUSALS["turns the tracer off while it computes"],
+}
+
+
+@pytest.mark.parametrize("case", sorted(SEEN_BY_MONITORING))
+def test_where_sys_monitoring_traces_code_run_out_of_sys_settrace_s_sight_is_seen_and_routed(
+    project: Project, cli: Cli, monitoring_venv: Venv, case: str
+) -> None:
+    """sys.monitoring sees every thread and is not a trace function anyone can swap: the
+    clamp the collection ran (in a thread of its own, or with sys.settrace off) is known to
+    have run, so its mutant is collected afresh while the other stays warm."""
+    path, text, _ = SEEN_BY_MONITORING[case]
+    project.write(path, text)
+    project.spec("routes", {**SPEC, "mutations": SPEC["mutations"][:2]})  # type: ignore[index]
+    project.commit(f"a collection that {case}")
+    python = ("--python", str(monitoring_venv.python))
+
+    fresh, fresh_results = _verify(cli, project, "fresh", "--pytest-runner", "subprocess",
+                                   *python)
+    warm, warm_results = _verify(cli, project, "warm", *WARM, *python)
+
+    assert warm.code == fresh.code == 0, warm.out + warm.err + fresh.err
+    assert "note:" not in warm.err, warm.err
+    assert _compared(warm_results) == _compared(fresh_results)
+    assert [m["facts"]["route"] for m in warm_results["specs"][0]["mutations"]] == [
+        "configured: the change is in code that ran while the tests were collected (clamp)",
+        "warm"]
+
+
+def test_another_sys_monitoring_tool_at_collection_runs_every_mutant_fresh(
+    project: Project, cli: Cli, monitoring_venv: Venv
+) -> None:
+    """A tool that monitors the interpreter (coverage's sysmon core, a debugger) would go on
+    monitoring in every forked child: the route is refused, as with another trace function."""
+    project.write("tests/conftest.py", CONFTEST + (
+        "\nimport sys\n\nsys.monitoring.use_tool_id(1, 'coverage-like')\n"))
+    project.spec("routes", {**SPEC, "mutations": SPEC["mutations"][:2]})  # type: ignore[index]
+    project.commit("a conftest that monitors the interpreter")
+
+    done, results = _verify(cli, project, "warm", *WARM, "--python",
+                            str(monitoring_venv.python))
+
+    assert done.code == 0, done.out + done.err
+    assert "another tool (coverage-like) began to monitor the interpreter" in done.err, done.err
+    assert [m["facts"].get("route", "") for m in results["specs"][0]["mutations"]] == ["", ""]
 
 
 def test_empty_directories_the_collection_made_are_made_again_for_every_warm_child(

@@ -6,6 +6,7 @@ as the server traces its collection."""
 from __future__ import annotations
 
 import gc
+import os
 import types
 from pathlib import Path
 
@@ -327,3 +328,17 @@ def test_a_mutation_runs_warm_only_when_every_holder_of_its_changed_code_is_a_sw
         assert {old.co_name for old, new in routed.items()
                 if _warm._own(old) != _warm._own(new)} == expected
     assert namespace["PENDING"] is not None  # the namespace lived through the check
+
+
+@pytest.mark.parametrize(("filename", "helper"), [
+    (os.path.join(os.path.dirname(os.__file__), "pathlib.py"), True),
+    (os.path.join(os.path.dirname(os.__file__), "pathlib", "_local.py"), True),  # 3.13 on
+    (os.path.join(os.path.dirname(os.__file__), "pathlib", "_abc.py"), True),
+    (os.path.join(os.path.dirname(os.__file__), "io.py"), True),
+    (os.path.join(os.sep, "project", "src", "pathlib", "_local.py"), False),
+    (os.path.join(os.sep, "project", "src", "reader.py"), False),
+])
+def test_a_read_through_the_standard_library_s_file_helpers_is_asked_for_by_their_caller(
+    filename: str, helper: bool
+) -> None:
+    assert _warm._helper(filename) is helper

@@ -45,8 +45,11 @@ def _key(path: str) -> str:
 
 
 class Tracer:
-    """Every code object of the target files that started running while it was on (one
-    `call` event each; no line events), in this thread and in threads started meanwhile."""
+    """Every code object of the target files that started running while it was on, in any
+    thread: through `sys.monitoring` where the interpreter has it (3.12 on: one `PY_START`
+    event per code object, then none, so the tests' code runs at full speed), else through
+    `sys.settrace` (one `call` event per frame, no line events) in this thread and in threads
+    that `threading` starts meanwhile."""
 
     def __init__(self, targets: list[str]) -> None:
         self.targets = {_key(path) for path in targets}
@@ -54,26 +57,47 @@ class Tracer:
         self.called: set[types.CodeType] = set()
         self.watch = Watch(targets)
         self.hooked = False
+        self.tool: int | None = None  # the sys.monitoring tool id it holds, while it does
+
+    def _target(self, code: types.CodeType) -> bool:
+        hit = self.files.get(code.co_filename)
+        if hit is None:
+            hit = self.files[code.co_filename] = _key(code.co_filename) in self.targets
+        return hit
 
     def __call__(self, frame: Any, event: str, arg: Any) -> None:
         if event == "call":
             code = frame.f_code
-            hit = self.files.get(code.co_filename)
-            if hit is None:
-                hit = self.files[code.co_filename] = _key(code.co_filename) in self.targets
-            if hit:
+            if self._target(code):
                 self.called.add(code)
         return None
+
+    def _started(self, code: types.CodeType, offset: int) -> Any:
+        """`sys.monitoring`'s PY_START callback: noted once per code object, never again."""
+        if self._target(code):
+            self.called.add(code)
+        return MONITORING.DISABLE
 
     def start(self) -> str | None:
         """Trace (and `watch`) from now on; why not (another tracer, a debugger or coverage,
         is on)."""
         if sys.gettrace() is not None:
             return "another tracer (coverage or a debugger) is on: collection cannot be traced"
+        other = _other_tool(None)
+        if other is not None:
+            return f"{other} monitors the interpreter: collection cannot be traced"
         if not self.hooked:
             sys.addaudithook(self.watch)
             self.hooked = True
         self.watch.on = True
+        if MONITORING is not None:
+            tool = next(tool for tool in TOOL_IDS if MONITORING.get_tool(tool) is None)
+            MONITORING.use_tool_id(tool, TOOL_NAME)
+            MONITORING.register_callback(tool, MONITORING.events.PY_START, self._started)
+            MONITORING.set_events(tool, MONITORING.events.PY_START)
+            self.tool = tool
+            self.watch.threads_seen = True
+            return None
         sys.settrace(self)
         threading.settrace(self)
         sys.settrace = self._settrace
@@ -98,21 +122,52 @@ class Tracer:
 
     def release(self) -> None:
         """Tracing off, `sys.settrace` and the watch as they were."""
+        self.watch.on = False
+        if self.tool is not None:
+            tool, self.tool = self.tool, None
+            if MONITORING.get_tool(tool) == TOOL_NAME:
+                MONITORING.set_events(tool, 0)
+                MONITORING.register_callback(tool, MONITORING.events.PY_START, None)
+                MONITORING.free_tool_id(tool)
+            return
         sys.settrace = SETTRACE
         _thread.start_new_thread = START_NEW_THREAD
         sys.settrace(None)
         threading.settrace(None)  # type: ignore[arg-type,unused-ignore]
-        self.watch.on = False
 
     def stop(self) -> str | None:
         """Stop tracing; why what it saw cannot be trusted (another tracer replaced it, or
         the watch saw what no tracer sees)."""
-        displaced = sys.gettrace() is not self
+        if self.tool is not None:
+            displaced = (MONITORING.get_tool(self.tool) != TOOL_NAME
+                         or MONITORING.get_events(self.tool) != MONITORING.events.PY_START)
+            other = _other_tool(self.tool)
+        else:
+            displaced, other = sys.gettrace() is not self, None
         self.release()
         if displaced:
             return ("another tracer (coverage?) replaced mutharness's while the tests were "
                     "collected: what ran at import is unknown")
+        if other is not None:
+            return (f"{other} began to monitor the interpreter while the tests were "
+                    "collected: a forked child would run under it")
         return self.watch.problem
+
+
+MONITORING: Any = getattr(sys, "monitoring", None)  # Python 3.12 on
+TOOL_NAME = "mutharness"
+TOOL_IDS = (4, 3)  # free ids: 0, 1, 2 and 5 are the debugger's, coverage's, the profiler's...
+
+
+def _other_tool(ours: int | None) -> str | None:
+    """The name of a `sys.monitoring` tool other than `ours` that holds an id (None: none)."""
+    if MONITORING is None:
+        return None
+    for tool in range(6):
+        name = MONITORING.get_tool(tool)
+        if tool != ours and name is not None:
+            return f"another tool ({name})"
+    return None
 
 
 SETTRACE = sys.settrace  # the interpreter's own, whatever a tracer puts in its place
@@ -120,6 +175,13 @@ START_NEW_THREAD = _thread.start_new_thread
 SPAWNS = frozenset({"subprocess.Popen", "os.system", "os.posix_spawn", "os.exec", "os.spawn"})
 IMPORTERS = ("<frozen importlib", os.path.join("_pytest", "assertion", "rewrite.py"))
 HELPERS = tuple(os.sep + name for name in ("pathlib.py", "io.py", "codecs.py", "tokenize.py"))
+PATHLIB = os.path.join(os.path.dirname(os.__file__), "pathlib", "")  # a package from 3.13 on
+
+
+def _helper(filename: str) -> bool:
+    """Whether a frame of `filename` is a file helper of the standard library (pathlib's
+    `read_bytes`, io's `open`...): a read is asked for by whoever called it."""
+    return filename.endswith(HELPERS) or filename.startswith(PATHLIB)
 
 
 def _pythonic(event: str, args: tuple[Any, ...]) -> str | None:
@@ -160,6 +222,7 @@ class Watch:
         self.problem: str | None = None
         self.busy = False
         self.phase = "collecting the tests"
+        self.threads_seen = False  # sys.monitoring sees every thread's code
         self.ours = tuple(_key(root) + os.sep for root in (
             os.getcwd(), os.environ.get("TMPDIR") or "", os.environ.get("HOME") or "",
             os.path.dirname(os.devnull), getattr(sys, "pycache_prefix", None) or "") if root)
@@ -183,7 +246,7 @@ class Watch:
                 "no tracer here sees")
         if event in ("os.fork", "os.forkpty"):
             return f"{self.phase} forked a process, whose work no tracer here sees"
-        if event == "_thread.start_new_thread":
+        if event == "_thread.start_new_thread" and not self.threads_seen:
             starter = sys._getframe(2)  # who called _thread: threading's threads are traced
             if not starter.f_code.co_filename.endswith(os.sep + "threading.py"):
                 return (f"{self.phase} started a thread outside threading, whose work no "
@@ -207,7 +270,7 @@ class Watch:
         if os.path.basename(path) not in self.names or _key(path) not in self.targets:
             return None
         frame: types.FrameType | None = sys._getframe(2)  # past the file helpers: who asked
-        while frame is not None and frame.f_code.co_filename.endswith(HELPERS):
+        while frame is not None and _helper(frame.f_code.co_filename):
             frame = frame.f_back
         caller = frame.f_code.co_filename if frame is not None else ""
         if caller.endswith(IMPORTERS[1]):  # pytest rewriting a module it imports
