@@ -8,6 +8,7 @@ import os
 import re
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -226,12 +227,12 @@ def project(make_project: ProjectFactory) -> Project:
     return made
 
 
-def _verify(cli: Cli, project: Project, name: str,
-            *flags: str) -> tuple[Completed, dict[str, Any]]:
+def _verify(cli: Cli, project: Project, name: str, *flags: str,
+            env: dict[str, str] | None = None) -> tuple[Completed, dict[str, Any]]:
     here = project.root.parent
     done = cli(project.root, "verify", "specs/routes.json", "--json",
                str(here / f"{name}.json"), *flags,
-               env={**os.environ, "PYTHONIOENCODING": "utf-8"})
+               env={**os.environ, "PYTHONIOENCODING": "utf-8", **(env or {})})
     return done, to_json(from_json(json.loads((here / f"{name}.json").read_text("utf-8"))),
                          timings=False)
 
@@ -436,6 +437,28 @@ def test_another_sys_monitoring_tool_at_collection_runs_every_mutant_fresh(
     assert done.code == 0, done.out + done.err
     assert "another tool (coverage-like) began to monitor the interpreter" in done.err, done.err
     assert [m["facts"].get("route", "") for m in results["specs"][0]["mutations"]] == ["", ""]
+
+
+def test_pytest_s_session_end_hooks_run_once_per_run_and_never_in_the_server(
+    project: Project, cli: Cli, tmp_path: Path
+) -> None:
+    """A plugin that reports at the session's end (a junit file, coverage data, a counter)
+    sees one session per run, as with fresh processes: the server that collected the tests
+    for the warm children leaves without ending a session of its own."""
+    project.write("tests/conftest.py", CONFTEST + (
+        "\n\ndef pytest_sessionfinish(session):\n    import os\n\n"
+        "    with open(os.environ['MH_SESSIONS'], 'a') as log:\n"
+        "        log.write(f'{session.testscollected}\\n')\n"))
+    project.spec("routes", {**SPEC, "mutations": SPEC["mutations"][:2]})  # type: ignore[index]
+    project.commit("a conftest that counts sessions")
+    sessions = tmp_path / "sessions.log"
+
+    done, results = _verify(cli, project, "warm", *WARM, env={"MH_SESSIONS": str(sessions)})
+
+    assert done.code == 0, done.out + done.err
+    assert [m["facts"]["route"] for m in results["specs"][0]["mutations"]] == ["warm", "warm"]
+    # the fresh baseline, the warm proof and the two mutants: four sessions of 10 tests
+    assert sessions.read_text("utf-8").splitlines() == ["10"] * 4
 
 
 def test_empty_directories_the_collection_made_are_made_again_for_every_warm_child(

@@ -568,8 +568,10 @@ class Collected:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: Any) -> bool | None:
-        """Serve the mutants instead of running the tests (each child runs them); in a fresh
-        child of the configured session, pytest's own loop runs them."""
+        """Serve the mutants instead of running the tests (each child runs them), then leave
+        without ending a session of its own (no plugin's session-end hook runs here: each run
+        ends its own); in a fresh child of the configured session, pytest's own loop runs
+        them."""
         if self.fresh:
             return None
         problem = self.tracer.stop()
@@ -582,5 +584,7 @@ class Collected:
             except OSError:
                 continue
         self.serve(session, problem, originals)
-        return True
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
 
