@@ -609,10 +609,11 @@ def test_every_bundled_pytest_spec_gets_the_facts_forked_that_its_fresh_evidence
     assert set(runners.values()) == {"subprocess"}, runners  # the evidence ran fresh processes
     out = tmp_path / "forked.json"
 
+    # the other runner's run of this test may hold the repository's lock: wait for it
     done = cli(REPOSITORY, "verify", *specs, "--allow-dirty", "--pytest-runner", runner,
-               "--json", str(out),
+               "--json", str(out), "--lock-timeout", "3600",
                env={**os.environ, "PYTHONIOENCODING": "utf-8"},
-               timeout=3600)  # a hang guard: 104 mutants take minutes on a loaded machine
+               timeout=7200)  # a hang guard: 104 mutants take minutes on a loaded machine
 
     assert done.code == 0, done.out + done.err
     assert "note:" not in done.err, done.err  # no fall-back to fresh processes
