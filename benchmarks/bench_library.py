@@ -1,6 +1,7 @@
 """Benchmark: mutharness on a real PyPI library against the naive harness it replaces.
 
 Run: python benchmarks/bench_library.py [--rounds N] [--workdir DIR] [--python PYTHON]
+                                        [--no-mutmut]
 
 Sets the library up as its developers do (the sdist of humanize 4.17.0 from PyPI, a git
 repository of it, a venv with `pip install -e ".[tests]"`, and this checkout of mutharness
@@ -13,11 +14,20 @@ tables), 2 documented survivors. Then measures, side by side in each round:
 - the in-process bound: pytest's own per-test durations, summed over those 11 runs;
 - `mutharness verify` with each runner (the warm route too), `-j1` and `-j2`, and its fixed
   cost (its wall time outside the runs);
+- unless --no-mutmut: mutmut 3.8.1 (installed into the library's venv) on the same module,
+  with the spec's tests and one child per core: `mutmut run` from scratch (no `mutants/`) on
+  its own mutants, not the spec's (it mutates function bodies only). Its configuration is an
+  untracked `setup.cfg` that exists only while mutmut runs. Its killed and survived verdicts
+  are checked against fresh runs: each of its mutants applied to the real module (`mutmut
+  apply`) and one fresh `python -m pytest` over the spec's tests, killed iff that fails;
+  those several hundred runs are made once per workdir and cached in it
+  (`mutmut-fresh-verdicts.json`, keyed by mutmut's version and the module's sha256);
 
 and prints medians with their ratios to naive and to the bound, the machine's load average as
-it started and ended, and whether every mutharness verdict matched the ground truth. One
-unmeasured naive run and verify come first, so every row reuses warm bytecode as a developer's
-machine does (written beside the run, never into the tree).
+it started and ended, whether every mutharness verdict matched the ground truth, and how
+many of mutmut's verdicts a fresh run contradicts, with its time per mutant. One unmeasured
+naive run, verify and mutmut run come first, so every row reuses warm bytecode as a
+developer's machine does (written beside the run, never into the tree).
 """
 
 from __future__ import annotations
@@ -33,12 +43,15 @@ import tempfile
 import time
 from pathlib import Path
 
+import bench_mutmut
 from bench_speed import _git, bare, bound, inside_children, routes, verify, warm_bytecode
 
 HERE = Path(__file__).resolve().parent
 SPEC = HERE / "specs" / "humanize-number.json"
 LIBRARY = "humanize==4.17.0"
 SPEC_PATH = "specs/humanize-number.json"
+FRESH_VERDICTS = "mutmut-fresh-verdicts.json"
+STAMPS = 1_000_000_000  # the modification times the naive harness gives its mutants
 
 
 def set_up(workdir: Path, base: str = sys.executable) -> tuple[Path, str]:
@@ -77,18 +90,55 @@ def naive(repo: Path, python: str, spec: dict) -> tuple[float, list[bool]]:
     if subprocess.run(argv, cwd=repo, capture_output=True, env=env).returncode != 0:
         raise SystemExit("the library's baseline does not pass")
     caught = []
-    for mutation in spec["mutations"]:
+    for index, mutation in enumerate(spec["mutations"]):
         target = repo / mutation["file"]
         original = target.read_bytes()
         text = original.decode()
         assert text.count(mutation["anchor"]) == 1, mutation["name"]
         target.write_bytes(text.replace(mutation["anchor"], mutation["replacement"]).encode())
+        # a mutant of the original's size written within the second of the previous run
+        # would get its bytecode (keyed by size and whole seconds): each its own past time
+        stamp = STAMPS + 10 * index
+        os.utime(target, (stamp, stamp))
         try:
             caught.append(subprocess.run(argv, cwd=repo, capture_output=True,
                                          env=env).returncode != 0)
         finally:
             target.write_bytes(original)
     return time.perf_counter() - started, caught
+
+
+def mutmut_run(repo: Path, python: str, spec: dict,
+               workdir: Path) -> tuple[float, dict[str, str], dict[str, bool], float]:
+    """One `mutmut run` from scratch with one child per core: its wall time, its status by
+    mutant, the fresh runs' verdicts on its mutants (True: killed) and the seconds those took
+    (paid once per workdir)."""
+    targets = {mutation["file"] for mutation in spec["mutations"]}
+    assert len(targets) == 1, targets
+    target = targets.pop()
+    with bench_mutmut.configured(repo, target, spec["tests"]):
+        wall, statuses = bench_mutmut.run(repo, python, os.cpu_count() or 1)
+        fresh, seconds = bench_mutmut.fresh_verdicts(repo, python, sorted(statuses), target,
+                                                     spec["tests"], workdir / FRESH_VERDICTS)
+    return wall, statuses, fresh, seconds
+
+
+def mutmut_line(walls: list[float], runs: list[tuple[dict[str, str], dict[str, bool]]],
+                naive_wall: float, mutations: int) -> str:
+    """The line after the table: how many of mutmut's verdicts fresh runs contradict (in the
+    last round; every round's counts if they differ), its time per mutant, its other
+    statuses."""
+    counts = [bench_mutmut.contradictions(statuses, fresh) for statuses, fresh in runs]
+    compared, killed_alive, survived_dead = counts[-1]
+    statuses = runs[-1][0]
+    text = (f"mutmut's verdicts a fresh run contradicts: {killed_alive + survived_dead} of "
+            f"{compared} ({killed_alive} killed that survive fresh, {survived_dead} survived "
+            "that a fresh run kills)")
+    if len(set(counts)) > 1:
+        text += f" in the last round; every round's (compared, killed, survived): {counts}"
+    return (f"{text}; {statistics.median(walls) / len(statuses):.2f}s per mutant with "
+            f"{os.cpu_count() or 1} children (naive: {naive_wall / mutations:.2f}s per "
+            f"mutation); its other statuses: {bench_mutmut.others(statuses)}")
 
 
 RUNS = (
@@ -109,6 +159,8 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, help="where the library is set up (reused)")
     parser.add_argument("--python", default=sys.executable,
                         help="the interpreter of the library's venv (default: this one)")
+    parser.add_argument("--no-mutmut", action="store_true",
+                        help=f"leave out the row of mutmut {bench_mutmut.VERSION}")
     arguments = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="mh-bench-") as temp:
         workdir = (arguments.workdir or Path(temp)).resolve()
@@ -118,6 +170,12 @@ def main() -> None:
         truth = [mutation.get("expectCaught", True) for mutation in spec["mutations"]]
         naive(repo, python, spec)  # warm-up, not measured: every cache written once
         verify(repo, SPEC_PATH, Path(temp) / "warm-up.json", python=python)
+        if not arguments.no_mutmut:
+            bench_mutmut.install(python)
+            mutmut_run(repo, python, spec, workdir)  # warm-up; makes the fresh runs if due
+        mutmut_walls: list[float] = []
+        mutmut_runs: list[tuple[dict[str, str], dict[str, bool]]] = []
+        fresh_seconds = 0.0
         load_before = os.getloadavg()
         rows: dict[str, list[float]] = {}
         bounds: list[float] = []
@@ -143,6 +201,10 @@ def main() -> None:
                     fixed.append(wall - inside_children(results))
             rows.setdefault("bare python -m pytest, 11 processes (no mutation)", []).append(
                 bare(repo, spec["tests"], 11, python=python))
+            if not arguments.no_mutmut:
+                wall, statuses, fresh, fresh_seconds = mutmut_run(repo, python, spec, workdir)
+                mutmut_walls.append(wall)
+                mutmut_runs.append((statuses, fresh))
         load_after = os.getloadavg()
         limit = statistics.median(bounds)
         reference = statistics.median(rows["naive: 11 fresh python -m pytest runs"])
@@ -157,11 +219,20 @@ def main() -> None:
         for name, values in rows.items():
             value = statistics.median(values)
             print(f"{name:<56}{value:8.2f}s  {value / reference:7.2f}  {value / limit:7.2f}")
+        if mutmut_runs:
+            value = statistics.median(mutmut_walls)
+            name = (f"mutmut {bench_mutmut.VERSION} (its own {len(mutmut_runs[-1][0])} mutants, "
+                    "not the spec's)")
+            print(f"{name:<56}{value:8.2f}s  {value / reference:7.2f}  {value / limit:7.2f}")
         print(f"{'fixed cost (subprocess -j1 outside its runs)':<56}"
               f"{statistics.median(fixed):8.2f}s")
         print(f"the warm route's mutants: {warm}")
         print("every mutharness verdict matched the fresh runs' ground truth: "
               f"{'yes' if agree else 'NO'}")
+        if mutmut_runs:
+            print(mutmut_line(mutmut_walls, mutmut_runs, reference, len(truth)))
+            print(f"the fresh runs of mutmut's mutants took {fresh_seconds:.0f}s, once for this "
+                  f"workdir (cached in {workdir / FRESH_VERDICTS})")
 
 
 if __name__ == "__main__":
