@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 from conftest import Completed, Project, Venv, git
 
 from mutharness.model.results import from_json, to_json
+from mutharness.runners.pytest import _warm as _warm_module
 
 ProjectFactory = Callable[..., Project]
 Cli = Callable[..., Completed]
@@ -421,22 +423,47 @@ def test_where_sys_monitoring_traces_code_run_out_of_sys_settrace_s_sight_is_see
         "warm"]
 
 
-def test_another_sys_monitoring_tool_at_collection_runs_every_mutant_fresh(
+def test_another_sys_monitoring_tool_at_collection_monitors_beside_the_tracer(
     project: Project, cli: Cli, monitoring_venv: Venv
 ) -> None:
-    """A tool that monitors the interpreter (coverage's sysmon core, a debugger) would go on
-    monitoring in every forked child: the route is refused, as with another trace function."""
+    """A tool that monitors the interpreter from pytest's configuring on (coverage's sysmon
+    core, the default on Python 3.14) does in a fresh process too, and goes on in every
+    forked child as it would there: the route stays, and gives the fresh process's facts."""
     project.write("tests/conftest.py", CONFTEST + (
-        "\nimport sys\n\nsys.monitoring.use_tool_id(1, 'coverage-like')\n"))
+        "\nimport sys\n\nLINES = []\nsys.monitoring.use_tool_id(1, 'coverage-like')\n"
+        "sys.monitoring.register_callback(1, sys.monitoring.events.LINE, "
+        "lambda code, line: LINES.append(line))\n"
+        "sys.monitoring.set_events(1, sys.monitoring.events.LINE)\n"))
     project.spec("routes", {**SPEC, "mutations": SPEC["mutations"][:2]})  # type: ignore[index]
     project.commit("a conftest that monitors the interpreter")
+    python = ("--python", str(monitoring_venv.python))
 
-    done, results = _verify(cli, project, "warm", *WARM, "--python",
-                            str(monitoring_venv.python))
+    fresh, fresh_results = _verify(cli, project, "fresh", "--pytest-runner", "subprocess",
+                                   *python)
+    warm, warm_results = _verify(cli, project, "warm", *WARM, *python)
 
-    assert done.code == 0, done.out + done.err
-    assert "another tool (coverage-like) began to monitor the interpreter" in done.err, done.err
-    assert [m["facts"].get("route", "") for m in results["specs"][0]["mutations"]] == ["", ""]
+    assert warm.code == fresh.code == 0, warm.out + warm.err + fresh.err
+    assert "note:" not in warm.err, warm.err
+    assert _compared(warm_results) == _compared(fresh_results)
+    assert [m["facts"]["route"] for m in warm_results["specs"][0]["mutations"]] == [
+        "warm", "warm"]
+
+
+def test_a_tracer_without_a_free_sys_monitoring_tool_id_says_so(
+    monitoring_venv: Venv, tmp_path: Path
+) -> None:
+    script = tmp_path / "taken.py"
+    script.write_text(
+        "import sys\n\nsys.path.insert(0, sys.argv[1])\nimport _warm\n\n"
+        "for tool in _warm.TOOL_IDS:\n    sys.monitoring.use_tool_id(tool, 'another')\n"
+        "print(_warm.Tracer([__file__]).start())\n", encoding="utf-8")
+    package = Path(_warm_module.__file__).parent
+
+    done = subprocess.run([str(monitoring_venv.python), str(script), str(package)],
+                          capture_output=True, text=True, check=True)
+
+    assert done.stdout.strip() == ("sys.monitoring has no free tool id (other tools hold "
+                                   "4, 3): collection cannot be traced"), done.stderr
 
 
 def test_pytest_s_session_end_hooks_run_once_per_run_and_never_in_the_server(

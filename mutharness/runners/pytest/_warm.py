@@ -83,15 +83,17 @@ class Tracer:
         is on)."""
         if sys.gettrace() is not None:
             return "another tracer (coverage or a debugger) is on: collection cannot be traced"
-        other = _other_tool(None)
-        if other is not None:
-            return f"{other} monitors the interpreter: collection cannot be traced"
+        free = [tool for tool in TOOL_IDS
+                if MONITORING is not None and MONITORING.get_tool(tool) is None]
+        if MONITORING is not None and not free:
+            return ("sys.monitoring has no free tool id (other tools hold "
+                    f"{', '.join(map(str, TOOL_IDS))}): collection cannot be traced")
         if not self.hooked:
             sys.addaudithook(self.watch)
             self.hooked = True
         self.watch.on = True
         if MONITORING is not None:
-            tool = next(tool for tool in TOOL_IDS if MONITORING.get_tool(tool) is None)
+            tool = free[0]
             MONITORING.use_tool_id(tool, TOOL_NAME)
             MONITORING.register_callback(tool, MONITORING.events.PY_START, self._started)
             MONITORING.set_events(tool, MONITORING.events.PY_START)
@@ -138,36 +140,21 @@ class Tracer:
     def stop(self) -> str | None:
         """Stop tracing; why what it saw cannot be trusted (another tracer replaced it, or
         the watch saw what no tracer sees)."""
-        if self.tool is not None:
+        if self.tool is not None:  # other tools (coverage's sysmon core) monitor beside it
             displaced = (MONITORING.get_tool(self.tool) != TOOL_NAME
                          or MONITORING.get_events(self.tool) != MONITORING.events.PY_START)
-            other = _other_tool(self.tool)
         else:
-            displaced, other = sys.gettrace() is not self, None
+            displaced = sys.gettrace() is not self
         self.release()
         if displaced:
             return ("another tracer (coverage?) replaced mutharness's while the tests were "
                     "collected: what ran at import is unknown")
-        if other is not None:
-            return (f"{other} began to monitor the interpreter while the tests were "
-                    "collected: a forked child would run under it")
         return self.watch.problem
 
 
 MONITORING: Any = getattr(sys, "monitoring", None)  # Python 3.12 on
 TOOL_NAME = "mutharness"
 TOOL_IDS = (4, 3)  # free ids: 0, 1, 2 and 5 are the debugger's, coverage's, the profiler's...
-
-
-def _other_tool(ours: int | None) -> str | None:
-    """The name of a `sys.monitoring` tool other than `ours` that holds an id (None: none)."""
-    if MONITORING is None:
-        return None
-    for tool in range(6):
-        name = MONITORING.get_tool(tool)
-        if tool != ours and name is not None:
-            return f"another tool ({name})"
-    return None
 
 
 SETTRACE = sys.settrace  # the interpreter's own, whatever a tracer puts in its place
