@@ -466,6 +466,111 @@ def test_a_tracer_without_a_free_sys_monitoring_tool_id_says_so(
                                    "4, 3): collection cannot be traced"), done.stderr
 
 
+STATEFUL = """\
+_CACHE = {}
+REGISTRY = []
+
+
+def remember(key, value):
+    _CACHE[key] = value * 2
+    return _CACHE[key]
+
+
+def recall(key):
+    return _CACHE.get(key, 0)
+
+
+def register(name, into=[]):
+    into.append(name)
+    REGISTRY.append(name)
+    return len(into)
+
+
+def lookup(name):
+    return REGISTRY.count(name)
+"""
+
+STATEFUL_TESTS = """\
+from pkg import state
+
+
+def test_a_fills_the_cache():
+    assert state.remember("k", 3) == 6
+
+
+def test_b_reads_what_a_left():
+    assert state.recall("k") == 6
+
+
+def test_c_registers_once():
+    assert state.register("x") == 1
+
+
+def test_d_sees_the_registration():
+    assert state.lookup("x") == 1
+
+
+def test_e_alone():
+    assert state.recall("missing") == 0
+"""
+
+STATEFUL_SPEC = {
+    "tests": ["tests/test_state.py"],
+    "expectBaselinePass": 5,
+    "mutations": [
+        _mutation("the cache holds the value, not its double: only an earlier test's entry "
+                  "shows it to the reading test", "src/pkg/state.py", "_CACHE[key] = value * 2",
+                  "_CACHE[key] = value * 3"),
+        _mutation("the reader's default: seen by the test that reads a missing key",
+                  "src/pkg/state.py", "return _CACHE.get(key, 0)", "return _CACHE.get(key, 1)"),
+        _mutation("the registry is not shared: only the later test sees it",
+                  "src/pkg/state.py", "    REGISTRY.append(name)\n", "    pass\n"),
+        _mutation("the mutable default made at import counts twice", "src/pkg/state.py",
+                  "return len(into)", "return len(into) + 1"),
+        _mutation("the mutable default starts with an entry", "src/pkg/state.py",
+                  "def register(name, into=[]):", "def register(name, into=['y']):"),
+        _mutation("SURVIVOR (documented): a cache write nothing reads back twice",
+                  "src/pkg/state.py", "    return _CACHE[key]\n",
+                  "    return value * 2\n", caught=False),
+    ],
+}
+
+
+@pytest.mark.parametrize("which", ["this interpreter", "one with sys.monitoring"])
+def test_tests_that_share_state_in_order_give_the_warm_route_a_fresh_process_s_facts(
+    project: Project, cli: Cli, request: pytest.FixtureRequest, which: str
+) -> None:
+    """Order-dependent tests: a value one test leaves in a module's cache or registry (or in
+    a mutable default made at import) is what a later test reads. Each warm child starts
+    from the collected state, before any test ran, as a fresh process does: the same
+    tests fail, for every kind of shared state."""
+    project.write("src/pkg/state.py", STATEFUL)
+    project.write("tests/test_state.py", STATEFUL_TESTS)
+    project.spec("routes", STATEFUL_SPEC)
+    project.commit("tests that share state in order")
+    python = _interpreter(request, which)
+
+    fresh, fresh_results = _verify(cli, project, "fresh", "--pytest-runner", "subprocess",
+                                   *python)
+    warm, warm_results = _verify(cli, project, "warm", *WARM, *python)
+
+    assert fresh.code == warm.code == 0, fresh.out + fresh.err + warm.out + warm.err
+    assert "note:" not in warm.err, warm.err
+    assert _compared(warm_results) == _compared(fresh_results)
+    failing = [m["facts"]["failing"] for m in warm_results["specs"][0]["mutations"]]
+    assert failing == [
+        ["tests/test_state.py::test_a_fills_the_cache",
+         "tests/test_state.py::test_b_reads_what_a_left"],
+        ["tests/test_state.py::test_e_alone"],
+        ["tests/test_state.py::test_d_sees_the_registration"],
+        ["tests/test_state.py::test_c_registers_once"],
+        ["tests/test_state.py::test_c_registers_once"],
+        [],
+    ]
+    assert [route.split(":")[0] for route in _routes(warm_results).values()] == [
+        "warm", "warm", "warm", "warm", "configured", "warm"]
+
+
 def test_pytest_s_session_end_hooks_run_once_per_run_and_never_in_the_server(
     project: Project, cli: Cli, tmp_path: Path
 ) -> None:
