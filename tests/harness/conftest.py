@@ -527,12 +527,17 @@ def tool_site(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path) -> Pat
 
 def monitoring_python() -> str | None:
     """An interpreter on this machine that has `sys.monitoring` (CPython 3.12 on): this one,
-    one on PATH, or one pyenv installed; None when there is none."""
+    one on PATH, or one installed beside this one (pyenv, uv); None when there is none."""
     if sys.version_info >= (3, 12):
         return sys.executable
     found = [shutil.which(f"python3.{minor}") for minor in range(15, 11, -1)]
-    pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
-    found += sorted((str(path) for path in pyenv.glob("3.1[2-9]*/bin/python3")), reverse=True)
+    # pyenv's versions (or uv's): this interpreter's siblings, and those under PYENV_ROOT
+    # (the suite runs with a HOME of its own, so not looked for there)
+    roots = {Path(sys.base_prefix).parent}
+    if os.environ.get("PYENV_ROOT"):
+        roots.add(Path(os.environ["PYENV_ROOT"]) / "versions")
+    found += sorted((str(path) for root in roots for path in root.glob("*3.1[2-9]*/bin/python3")),
+                    reverse=True)
     for python in filter(None, found):
         done = subprocess.run([python, "-c", "import sys; sys.monitoring"],
                               capture_output=True)
