@@ -66,9 +66,13 @@ class Tracer:
         return hit
 
     def __call__(self, frame: Any, event: str, arg: Any) -> None:
+        """`sys.settrace`'s function, called for every frame: `_target` inlined."""
         if event == "call":
             code = frame.f_code
-            if self._target(code):
+            hit = self.files.get(code.co_filename)
+            if hit is None:
+                hit = self._target(code)
+            if hit:
                 self.called.add(code)
         return None
 
@@ -83,22 +87,20 @@ class Tracer:
         is on)."""
         if sys.gettrace() is not None:
             return "another tracer (coverage or a debugger) is on: collection cannot be traced"
-        free = [tool for tool in TOOL_IDS
-                if MONITORING is not None and MONITORING.get_tool(tool) is None]
-        if MONITORING is not None and not free:
+        tool = None if MONITORING is None else next(
+            (tool for tool in TOOL_IDS if MONITORING.get_tool(tool) is None), None)
+        if MONITORING is not None and tool is None:
             return ("sys.monitoring has no free tool id (other tools hold "
                     f"{', '.join(map(str, TOOL_IDS))}): collection cannot be traced")
         if not self.hooked:
             sys.addaudithook(self.watch)
             self.hooked = True
         self.watch.on = True
-        if MONITORING is not None:
-            tool = free[0]
+        if tool is not None:
             MONITORING.use_tool_id(tool, TOOL_NAME)
             MONITORING.register_callback(tool, MONITORING.events.PY_START, self._started)
             MONITORING.set_events(tool, MONITORING.events.PY_START)
             self.tool = tool
-            self.watch.threads_seen = True
             return None
         sys.settrace(self)
         threading.settrace(self)
@@ -209,7 +211,7 @@ class Watch:
         self.problem: str | None = None
         self.busy = False
         self.phase = "collecting the tests"
-        self.threads_seen = False  # sys.monitoring sees every thread's code
+        self.threads_seen = MONITORING is not None  # sys.monitoring sees every thread
         self.ours = tuple(_key(root) + os.sep for root in (
             os.getcwd(), os.environ.get("TMPDIR") or "", os.environ.get("HOME") or "",
             os.path.dirname(os.devnull), getattr(sys, "pycache_prefix", None) or "") if root)
