@@ -247,6 +247,18 @@ def _compared(results: dict[str, Any]) -> dict[str, Any]:
     return json.loads(re.sub(r', "route": "[^"]*"', "", text))
 
 
+def _warm_as_fresh(cli: Cli, project: Project, *flags: str) -> dict[str, Any]:
+    """Verify the project with fresh processes, then by the warm route, never refused: both
+    pass, with the same facts; the warm results."""
+    fresh, fresh_results = _verify(cli, project, "fresh", "--pytest-runner", "subprocess",
+                                   *flags)
+    warm, warm_results = _verify(cli, project, "warm", *WARM, *flags)
+    assert warm.code == fresh.code == 0, fresh.out + fresh.err + warm.out + warm.err
+    assert "note:" not in warm.err, warm.err
+    assert _compared(warm_results) == _compared(fresh_results)
+    return warm_results
+
+
 def _routes(results: dict[str, Any]) -> dict[str, str]:
     return {m["name"]: m["facts"].get("route", "") for spec in results["specs"]
             for m in spec["mutations"]}
@@ -411,13 +423,8 @@ def test_where_sys_monitoring_traces_code_run_out_of_sys_settrace_s_sight_is_see
     project.commit(f"a collection that {case}")
     python = ("--python", str(monitoring_venv.python))
 
-    fresh, fresh_results = _verify(cli, project, "fresh", "--pytest-runner", "subprocess",
-                                   *python)
-    warm, warm_results = _verify(cli, project, "warm", *WARM, *python)
+    warm_results = _warm_as_fresh(cli, project, *python)
 
-    assert warm.code == fresh.code == 0, warm.out + warm.err + fresh.err
-    assert "note:" not in warm.err, warm.err
-    assert _compared(warm_results) == _compared(fresh_results)
     assert [m["facts"]["route"] for m in warm_results["specs"][0]["mutations"]] == [
         "configured: the change is in code that ran while the tests were collected (clamp)",
         "warm"]
@@ -438,13 +445,8 @@ def test_another_sys_monitoring_tool_at_collection_monitors_beside_the_tracer(
     project.commit("a conftest that monitors the interpreter")
     python = ("--python", str(monitoring_venv.python))
 
-    fresh, fresh_results = _verify(cli, project, "fresh", "--pytest-runner", "subprocess",
-                                   *python)
-    warm, warm_results = _verify(cli, project, "warm", *WARM, *python)
+    warm_results = _warm_as_fresh(cli, project, *python)
 
-    assert warm.code == fresh.code == 0, warm.out + warm.err + fresh.err
-    assert "note:" not in warm.err, warm.err
-    assert _compared(warm_results) == _compared(fresh_results)
     assert [m["facts"]["route"] for m in warm_results["specs"][0]["mutations"]] == [
         "warm", "warm"]
 
@@ -550,13 +552,8 @@ def test_tests_that_share_state_in_order_give_the_warm_route_a_fresh_process_s_f
     project.commit("tests that share state in order")
     python = _interpreter(request, which)
 
-    fresh, fresh_results = _verify(cli, project, "fresh", "--pytest-runner", "subprocess",
-                                   *python)
-    warm, warm_results = _verify(cli, project, "warm", *WARM, *python)
+    warm_results = _warm_as_fresh(cli, project, *python)
 
-    assert fresh.code == warm.code == 0, fresh.out + fresh.err + warm.out + warm.err
-    assert "note:" not in warm.err, warm.err
-    assert _compared(warm_results) == _compared(fresh_results)
     failing = [m["facts"]["failing"] for m in warm_results["specs"][0]["mutations"]]
     assert failing == [
         ["tests/test_state.py::test_a_fills_the_cache",
