@@ -10,10 +10,12 @@ installed beside it), with `benchmarks/specs/humanize-number.json`: 10 mutations
 tables), 2 documented survivors. Then measures, side by side in each round:
 
 - naive: one fresh `python -m pytest` for the baseline and one per mutation, each mutation
-  written into the tree and put back by hand; its verdicts are the ground truth;
+  written into the tree and put back by hand; its verdicts are the ground truth; and the
+  same with `pytest -x` (each run stops at its first failure, as mutharness's do by default);
 - the in-process bound: pytest's own per-test durations, summed over those 11 runs;
-- `mutharness verify` with each runner (the warm route too), `-j1` and `-j2`, and its fixed
-  cost (its wall time outside the runs);
+- `mutharness verify`, fresh (the subprocess runner) and by the warm route, `-j1` and `-j2`,
+  each mutant stopped at its first failing test (the default) and `-j1` with full counts
+  (`--no-first-failure`), and its fixed cost (its wall time outside the runs);
 - unless --no-mutmut: mutmut 3.8.1 (installed into the library's venv) on the same module,
   with the spec's tests and one child per core: `mutmut run` from scratch (no `mutants/`) on
   its own mutants, not the spec's (it mutates function bodies only). Its configuration is an
@@ -82,10 +84,11 @@ def _version(python: str) -> str:
                           capture_output=True, text=True, check=True).stdout.strip()
 
 
-def naive(repo: Path, python: str, spec: dict) -> tuple[float, list[bool]]:
-    """Wall time of the naive harness, and its verdicts (True: caught)."""
+def naive(repo: Path, python: str, spec: dict, *options: str) -> tuple[float, list[bool]]:
+    """Wall time of the naive harness (pytest run with `options`), and its verdicts (True:
+    caught)."""
     env = warm_bytecode(Path(tempfile.gettempdir()) / "mh-bench-pycache")
-    argv = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *spec["tests"]]
+    argv = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *options, *spec["tests"]]
     started = time.perf_counter()
     if subprocess.run(argv, cwd=repo, capture_output=True, env=env).returncode != 0:
         raise SystemExit("the library's baseline does not pass")
@@ -141,12 +144,14 @@ def mutmut_line(walls: list[float], runs: list[tuple[dict[str, str], dict[str, b
             f"mutation); its other statuses: {bench_mutmut.others(statuses)}")
 
 
-RUNS = (
-    ("mutharness verify, subprocess runner, -j1", ("--pytest-runner", "subprocess")),
-    ("mutharness verify, subprocess runner, -j2", ("--pytest-runner", "subprocess", "-j", "2")),
-    ("mutharness verify, forked runner, -j1", ("--pytest-runner", "forked")),
-    ("mutharness verify, forked runner, -j2", ("--pytest-runner", "forked", "-j", "2")),
-    ("mutharness verify, warm route, -j1", ("--pytest-runner", "warm")),
+RUNS = (  # each mutant stops at its first failing test (the default) unless full counts
+    ("mutharness verify, fresh (subprocess), -j1", ("--pytest-runner", "subprocess")),
+    ("mutharness verify, fresh, -j1, full counts",
+     ("--pytest-runner", "subprocess", "--no-first-failure")),
+    ("mutharness verify, fresh, -j2", ("--pytest-runner", "subprocess", "-j", "2")),
+    ("mutharness verify, warm route, -j1, full counts",
+     ("--pytest-runner", "warm", "--no-first-failure")),
+    ("mutharness verify, warm route, -j1 (the default)", ("--pytest-runner", "warm")),
     ("mutharness verify, warm route, -j2", ("--pytest-runner", "warm", "-j", "2")),
 )
 
@@ -187,6 +192,10 @@ def main() -> None:
             if caught != truth:
                 raise SystemExit(f"a fresh run's verdicts {caught} are not the spec's {truth}")
             rows.setdefault("naive: 11 fresh python -m pytest runs", []).append(wall)
+            wall, caught = naive(repo, python, spec, "-x")
+            if caught != truth:
+                raise SystemExit(f"a fresh -x run's verdicts {caught} are not the spec's {truth}")
+            rows.setdefault("naive -x: 11 fresh python -m pytest -x runs", []).append(wall)
             for name, flags in RUNS:
                 out = Path(temp) / f"results-{round_number}.json"
                 wall, results = verify(repo, SPEC_PATH, out, *flags, python=python)

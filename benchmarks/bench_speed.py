@@ -10,8 +10,9 @@ N rounds:
   summed over the baseline and one full run per mutation, with no process start, plugin
   loading or collection: what a harness could approach at best;
 - bare `python -m pytest` processes: one per baseline and mutation;
-- `mutharness verify` with the subprocess runner and with the warm forked runner, full counts
-  and `--first-failure`, with `-j1` and `-j2`, and with the warm route (`-j1`, `-j2`);
+- `mutharness verify` with the subprocess runner and with the warm forked runner, stopping
+  each mutant at its first failure (the default) and with full counts (`--no-first-failure`),
+  with `-j1` and `-j2`, and with the warm route (`-j1`, `-j2`);
 - the harness's fixed cost: its wall time outside the runs (start-up, lock, checks,
   workspace, the collect probe, the forked runner's proving run, settling, results) for the
   1,000-file repository.
@@ -409,13 +410,13 @@ def main() -> None:
             out = Path(temp) / f"results-{round_number}.json"
             for name, flags in (
                 ("mutharness verify, subprocess runner, -j1", ("--pytest-runner", "subprocess")),
-                ("mutharness verify --first-failure, subprocess runner, -j1",
-                 ("--pytest-runner", "subprocess", "--first-failure")),
+                ("mutharness verify --no-first-failure, subprocess runner, -j1",
+                 ("--pytest-runner", "subprocess", "--no-first-failure")),
                 ("mutharness verify, subprocess runner, -j2",
                  ("--pytest-runner", "subprocess", "-j", "2")),
                 ("mutharness verify, forked runner, -j1", ("--pytest-runner", "forked")),
-                ("mutharness verify --first-failure, forked runner, -j1",
-                 ("--pytest-runner", "forked", "--first-failure")),
+                ("mutharness verify --no-first-failure, forked runner, -j1",
+                 ("--pytest-runner", "forked", "--no-first-failure")),
                 ("mutharness verify, forked runner, -j2", ("--pytest-runner", "forked", "-j", "2")),
                 ("mutharness verify, warm route, -j1", ("--pytest-runner", "warm")),
                 ("mutharness verify, warm route, -j2", ("--pytest-runner", "warm", "-j", "2")),

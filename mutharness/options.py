@@ -132,10 +132,11 @@ BASELINE_RUNS: Final = Option[int](
     "Run the baseline N times; a test that is not stable across them aborts (CI: 3).",
     minimum=1, maximum=20)
 FIRST_FAILURE: Final = Option[bool](
-    "first-failure", Kind.FLAG, False,
+    "first-failure", Kind.FLAG, True,
     "Stop each mutant's run at its first failing test, the tests in their own order "
     "(pytest specs without xdist; a mutation with killedBy keeps full counts); the "
-    "evidence then names the killing test without full counts.")
+    "evidence then names the killing test without full counts. --no-first-failure: "
+    "every mutant runs every test (full counts).")
 PYTEST_RUNNER: Final = Option[str](
     "pytest-runner", Kind.TEXT, "warm",
     "How pytest runs the baseline and each mutant. `warm`, the default: baselines in a "
@@ -353,16 +354,14 @@ class Options:
 
     def flags(self) -> list[str]:
         """Command-line words that reproduce every value that is not the default, and a flag
-        the command line turned off (`--no-X`: the project config may turn it on)."""
+        the command line set (`--X` or `--no-X`: the project config may say otherwise)."""
         words: list[str] = []
         changed = self.changed()
         for option in OPTIONS:
             value = self.values[option.name]
             if option.kind is Kind.FLAG:
-                if value:
-                    words.append(option.flag)
-                elif self.sources.get(option.name) is Source.CLI:
-                    words.append(option.negation)
+                if value != option.default or self.sources.get(option.name) is Source.CLI:
+                    words.append(option.flag if value else option.negation)
             elif option.name not in changed:
                 continue
             elif option.kind is Kind.TEXTS:

@@ -78,7 +78,7 @@ def test_a_mutant_that_fails_a_test_and_makes_another_skip_is_caught_by_the_fail
     add_test(project, "\n\nimport pytest\n\n\ndef test_skips_when_unclamped():\n"
                       "    if clamp(50, 0, 10) != 10:\n        pytest.skip('unclamped')\n")
 
-    run, recorder = verify_here(project)
+    run, recorder = verify_here(project, first_failure=False)  # the skipping test runs too
 
     [result] = recorder.results
     assert result.verdict.value == "CAUGHT"

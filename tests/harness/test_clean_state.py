@@ -44,7 +44,9 @@ def test_coverage_and_junit_files_written_by_addopts_are_removed_between_runs_no
     project.commit("coverage and a JUnit report on every run, as many projects do")
     venv = make_venv("cov", tools=tool_site)
 
-    done = cli(project.root, "verify", "specs/calc.json", "--python", str(venv.python))
+    # every test runs (--no-first-failure), so every run writes all three
+    done = cli(project.root, "verify", "specs/calc.json", "--python", str(venv.python),
+               "--no-first-failure")
 
     assert done.code == 0, done.out + done.err
     assert [(m["verdict"], m["removed"]) for m in mutations_of(project.root)] == [
@@ -82,7 +84,8 @@ def test_a_tag_a_run_leaves_in_the_checkout_is_drift_and_never_reaches_the_next_
 ) -> None:
     project = with_test(make_project, "test_tags.py", TAGGING_TEST, 6, [UNCLAMPED, SURVIVOR])
 
-    done = in_process(project.root, "verify", "specs/calc.json")
+    # every test runs (--no-first-failure): the tagging test comes after the caught one
+    done = in_process(project.root, "verify", "specs/calc.json", "--no-first-failure")
 
     tagger, survivor = mutations_of(project.root)
     assert tagger["verdict"] == "UNTRUSTWORTHY"
@@ -199,8 +202,9 @@ def test_a_daemon_that_escaped_group_and_marker_is_killed_before_the_next_run(
     sandbox = Sandbox.under(tmp_path)
 
     with no_strays(sandbox.spy):
+        # every test runs (--no-first-failure): the daemon test after the caught one too
         done = cli(project.root, "verify", "specs/calc.json", "--pytest-runner", runner,
-                   env=sandbox.env())
+                   "--no-first-failure", env=sandbox.env())
         daemons = [int(path.read_text()) for path in sandbox.spy.glob("daemon-*.pid")]
 
         assert done.code == 0, done.out + done.err

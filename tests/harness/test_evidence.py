@@ -565,7 +565,7 @@ def test_verify_evidence_and_render_write_the_same_documents_and_render_needs_no
     assert sorted(from_render) == ["calc.json", "calc.md", "index.md"]
     body = from_render["calc.md"].decode("utf-8")
     assert str(tmp_path) not in body
-    assert "| `src/calc.py:5` | CAUGHT | CAUGHT | 3 / 1 |" in body
+    assert "| `src/calc.py:5` | CAUGHT | CAUGHT | first failure |" in body  # the default
     [fenced] = [block for block in fenced_blocks(body) if "and ````" in block[2]]
     assert fenced[:2] == ("`````", "diff")
     assert "+    return value  # ``` and ```` and `x`\n" in fenced[2]

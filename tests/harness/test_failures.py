@@ -101,8 +101,9 @@ def test_a_disk_that_fills_up_mid_run_is_exit_5_naming_it_with_the_results_so_fa
     before = snapshot(project.root)
     env = sandbox.env(MH_FILL=str(sandbox.tmpdir / "filler"))
 
-    done = run(on_a_small_tmpfs(mutharness("verify", "specs/calc.json"), sandbox.tmpdir, "48m"),
-               project.root, env)
+    # every test runs (--no-first-failure): the filling test comes after the caught one
+    done = run(on_a_small_tmpfs(mutharness("verify", "specs/calc.json", "--no-first-failure"),
+                                sandbox.tmpdir, "48m"), project.root, env)
 
     assert_one_clear_line(done, "no space left on the device while")
     results = results_of(project.root)
@@ -140,8 +141,9 @@ def test_read_only_directories_a_test_left_are_removed_and_no_workspace_leaks(
     project.commit("a test that leaves read-only directories")
     sandbox = Sandbox.under(tmp_path)
 
-    done = run(unprivileged(mutharness("verify", "specs/calc.json")), project.root,
-               sandbox.env())
+    # every test runs (--no-first-failure): the test leaving them comes after the caught one
+    done = run(unprivileged(mutharness("verify", "specs/calc.json", "--no-first-failure")),
+               project.root, sandbox.env())
 
     assert done.code == 0, done.out + done.err
     assert [m["removed"] for m in results_of(project.root)["specs"][0]["mutations"]] == [
@@ -164,7 +166,8 @@ def test_file_names_that_are_not_utf_8_are_handled_and_shown_escaped(
                                       expectBaselinePass=5))
     project.commit("names that are not UTF-8")
 
-    done = in_process(project.root, "verify", "specs/calc.json")
+    # every test runs (--no-first-failure): the test writing the name comes after the caught one
+    done = in_process(project.root, "verify", "specs/calc.json", "--no-first-failure")
 
     assert done.code == 0, done.out + done.err
     assert [m["removed"] for m in results_of(project.root)["specs"][0]["mutations"]] == [

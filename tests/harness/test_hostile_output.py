@@ -70,6 +70,8 @@ def _hostile(root: Path) -> Project:
     (project.root / "tests" / "test_calc.py").unlink()
     for name in HOSTILE_TESTS:
         (project.root / "tests" / name).write_text(TEST_LOW, encoding="utf-8")
+    # every hostile test id reaches the reports: each mutant runs every test
+    (project.root / "mutharness.toml").write_text("first-failure = false\n", encoding="utf-8")
     project.commit("tests whose names are hostile")
     return project
 

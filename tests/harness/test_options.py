@@ -94,6 +94,22 @@ def test_a_config_file_with_a_bad_value_is_refused_naming_file_and_key(
     assert phrase in raised.value.message()
 
 
+@pytest.mark.parametrize(("command_line", "config", "words"), [
+    ({}, {}, []),  # the default: stop at the first failure
+    ({"first-failure": False}, {}, ["--no-first-failure"]),
+    ({}, {"first-failure": False}, ["--no-first-failure"]),
+    ({"first-failure": True}, {"first-failure": False}, ["--first-failure"]),
+    ({}, {"strict-skips": True}, ["--strict-skips"]),
+    ({"strict-skips": False}, {"strict-skips": True}, ["--no-strict-skips"]),
+])
+def test_the_re_derive_flags_name_each_flag_that_is_not_its_default_or_the_command_line_set(
+    command_line: dict[str, bool], config: dict[str, bool], words: list[str]
+) -> None:
+    options = resolve(command_line, config, "mutharness.toml" if config else None)
+
+    assert options.flags() == words
+
+
 def test_a_config_file_outside_the_repository_is_used_and_recorded_and_the_evidence_repeats_it(
     make_project: Callable[..., Project], cli: Cli, tmp_path: Path
 ) -> None:

@@ -43,7 +43,7 @@ def test_a_replayed_verify_prints_and_writes_what_the_real_run_did(
             if not line.startswith(("HEAD", "baseline "))] == strip  # durations differ
     assert _mutations(again / "repo") == _mutations(real / "repo")
     logs = again / "repo" / ".mutharness" / "runs" / "calc"
-    assert "1 failed, 3 passed" in (logs / "mutant-1.log").read_text("utf-8")
+    assert "1 failed in " in (logs / "mutant-1.log").read_text("utf-8")
 
 
 def test_a_replay_over_other_bytes_than_the_recorded_runs_fails_the_test(

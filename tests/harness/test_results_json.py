@@ -75,8 +75,10 @@ def test_the_json_option_writes_versions_commit_spec_baseline_and_per_mutation_f
     assert "-    if value < low:\n" in caught["diff"]
     facts = caught["facts"]
     assert (facts["exit_status"], facts["report"], facts["timed_out"]) == (1, "ok", False)
-    assert (facts["passed"], facts["failed"], facts["collected"]) == (3, 1, 4)
+    # stopped at its first failing test (the default), the first of the four
+    assert (facts["passed"], facts["failed"], facts["collected"]) == (0, 1, 1)
     assert facts["failing"] == ["tests/test_calc.py::test_clamp_below"]
+    assert caught["first_failure"] is True and survivor["first_failure"] is True
     assert facts["duration_s"] > 0 and facts["timeout_s"] == spec["timeout_s"]
     assert (caught["verdict"], caught["as_expected"], caught["reason"]) == ("CAUGHT", True, "")
 

@@ -81,8 +81,9 @@ def test_a_run_where_every_mutation_behaves_prints_each_event_and_exits_0(
                    TIMEOUT_FACTOR.default * baseline_s + TIMEOUT_CONSTANT.default)
     assert abs(timeout_s - expected) < 0.1, measured.group(0)
     caught = lines.index(next(line for line in lines if "the low bound is ignored" in line))
-    assert lines[caught] == (
-        "  CAUGHT   #1 src/calc.py:5  the low bound is ignored  (1 of 4 tests failed)")
+    assert lines[caught] == (  # the default: its run stopped at its first failing test
+        "  CAUGHT   #1 src/calc.py:5  the low bound is ignored  "
+        "(stopped at its first failing test)")
     assert lines[caught + 1].strip() == "↳ tests/test_calc.py::test_clamp_below"
     assert lines[caught + 2] == ("  SURVIVED #2 src/calc.py:13  SURVIVOR (documented): >= to > "
                                  "at 18 is not pinned  (all 4 tests passed)")
@@ -119,7 +120,7 @@ def test_a_mutant_killed_by_more_tests_than_shown_says_how_many_more(
     project.write("tests/test_many.py", MANY_KILLERS)
     project.commit("six tests that kill one mutant")
 
-    done = cli(project.root, "verify", "specs/calc.json", env=utf8_env())
+    done = cli(project.root, "verify", "specs/calc.json", "--no-first-failure", env=utf8_env())
 
     assert done.code == 0, done.out + done.err
     lines = done.out.splitlines()
@@ -148,7 +149,9 @@ def test_unexpected_results_are_marked_listed_with_a_hint_and_exit_1(
     project.write("tests/test_more.py", TEST_MORE)
     project.commit("more tests")
 
-    done = in_process(project.root, "verify", "specs/calc.json", env=utf8_env())
+    # full counts: every killing test is listed
+    done = in_process(project.root, "verify", "specs/calc.json", "--no-first-failure",
+                      env=utf8_env())
 
     assert done.code == 1, done.out + done.err
     lines = done.out.splitlines()
@@ -278,8 +281,8 @@ def test_untrustworthy_and_timed_out_runs_are_never_evidence_and_the_run_goes_on
     assert re.match(r"✗ UNTRUSTWORTHY #3 src/calc.py:13  is_adult ends the process with status "
                     r"1 .*missing", verdicts[2])
     assert re.match(r"✗ TIMEOUT  #4 src/calc.py:7  clamp loops forever  \(exceeded \d", verdicts[3])
-    assert verdicts[4] == (
-        "  CAUGHT   #5 src/calc.py:5  the low bound is ignored  (1 of 4 tests failed)")
+    assert verdicts[4] == ("  CAUGHT   #5 src/calc.py:5  the low bound is ignored  "
+                           "(stopped at its first failing test)")
     assert re.match(r"✗ SURVIVED #6 src/calc.py:13  eighteen is no longer pinned", verdicts[5])
     lines = done.out.splitlines()
     logs = [lines[lines.index(verdict) + 1].strip() for verdict in verdicts[:4]]
