@@ -697,8 +697,8 @@ def _ran_elsewhere_forked(document: dict[str, Any]) -> None:
                            r"forked 'SURVIVED'$"]),
     (_not_passed_as_error, [r"^wire-encoding mutation 7 \(.*\)\.facts\.not_passed\[tests/"
                             r".*\]\.outcome: recorded 'failed', forked 'error'$"]),
-    (_one_more_passed, [r"^wire-encoding mutation 4 \(.*\)\.facts\.passed: recorded 26, "
-                        r"forked 27$"]),
+    (_one_more_passed, [r"^wire-encoding mutation 4 \(.*\)\.facts\.passed: recorded \d+, "
+                        r"forked \d+$"]),
     (_a_baseline_test_failed, [r"^wire-encoding\.baseline\.tests\[tests/toolwire/test_wire\.py"
                                r"::.*\]\.outcome: recorded 'passed', forked 'failed'$"]),
     (_baseline_reordered, [r"^wire-encoding\.baseline\.tests: the same tests in another order$"]),
