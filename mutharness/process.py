@@ -195,9 +195,15 @@ def end_with_parent(parent: int) -> None:
 
 
 def _parent_of(pid: int) -> int | None:
+    """The parent of `pid` by its `/proc` stat line (read as bytes: a scan reads every
+    process's, several times per run)."""
     try:
-        text = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
-        return int(text.rsplit(")", 1)[1].split()[1])
+        handle = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
+        try:
+            data = os.read(handle, 4096)
+        finally:
+            os.close(handle)
+        return int(data.rsplit(b")", 1)[1].split()[1])
     except (OSError, IndexError, ValueError):
         return None
 
