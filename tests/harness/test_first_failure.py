@@ -1,4 +1,4 @@
-"""`--first-failure`: each mutant's run stops at its first failing test, earlier killers first."""
+"""`--first-failure` (the default): each mutant's run stops at its first failing test, in order."""
 
 from __future__ import annotations
 
@@ -81,7 +81,7 @@ def test_first_failure_stops_each_mutant_at_its_first_failing_test(
     assert line.endswith("(stopped at its first failing test)")
     document = (project.root / "evidence" / "calc.md").read_text("utf-8")
     assert "--first-failure" in document
-    assert "a caught mutant's run stopped at its first failing test" in document.replace("\n", " ")
+    assert "caught mutant's run stopped at its first failing test" in document.replace("\n", " ")
     assert "| first failure |" in document
 
 
