@@ -230,13 +230,13 @@ def project(make_project: ProjectFactory) -> Project:
 
 
 def _verify(cli: Cli, project: Project, name: str, *flags: str,
-            env: dict[str, str] | None = None) -> tuple[Completed, dict[str, Any]]:
-    """A verify of the routes spec with full counts (`--no-first-failure`: every test's
-    outcome is a fact to compare; the bundled specs' test in test_forked compares the
-    first-failure default)."""
+            env: dict[str, str] | None = None,
+            counts: str = "--no-first-failure") -> tuple[Completed, dict[str, Any]]:
+    """A verify of the routes spec, with full counts unless `counts` says otherwise (every
+    test's outcome is then a fact to compare)."""
     here = project.root.parent
     done = cli(project.root, "verify", "specs/routes.json", "--json",
-               str(here / f"{name}.json"), "--no-first-failure", *flags,
+               str(here / f"{name}.json"), counts, *flags,
                env={**os.environ, "PYTHONIOENCODING": "utf-8", **(env or {})})
     return done, to_json(from_json(json.loads((here / f"{name}.json").read_text("utf-8"))),
                          timings=False)
@@ -310,6 +310,28 @@ def test_each_mutant_runs_warm_only_where_a_fresh_process_would_run_the_same_cod
     said = re.findall(r" in (\d+\.\d+)s", (logs / "mutant-1.log").read_text("utf-8"))
     assert said and float(said[-1]) <= took, (said, took)
     assert git(project.root, "status", "--porcelain") == ""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no fork")
+def test_with_the_first_failure_default_each_route_stops_where_a_fresh_process_stops(
+    project: Project, cli: Cli
+) -> None:
+    """The default stops each mutant's run at its first failing test: warm, collected afresh
+    in a child of the configured server, or fresh, each run stops on the test a fresh
+    process stops on, having run the same tests before it."""
+    fresh, fresh_results = _verify(cli, project, "fresh", "--pytest-runner", "subprocess",
+                                   counts="--first-failure")
+    warm, warm_results = _verify(cli, project, "warm", *WARM, counts="--first-failure")
+
+    assert fresh.code == warm.code == 1, fresh.out + fresh.err + warm.out + warm.err
+    assert "note:" not in warm.err, warm.err
+    assert _compared(warm_results) == _compared(fresh_results)
+    mutations = warm_results["specs"][0]["mutations"]
+    stopped = [m for m in mutations if m["verdict"] == "CAUGHT"]
+    assert stopped and all(m["first_failure"] and m["facts"]["failed"] == 1 for m in stopped)
+    assert any(m["facts"]["passed"] + m["facts"]["failed"] < 10 for m in stopped)
+    kinds = {route.split(":", 1)[0] for route in _routes(warm_results).values()}
+    assert {"warm", "configured"} <= kinds
 
 
 LOOPING = {
