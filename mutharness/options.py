@@ -353,23 +353,45 @@ class Options:
         }
 
     def flags(self) -> list[str]:
-        """Command-line words that reproduce every value that is not the default, and a flag
-        the command line set (`--X` or `--no-X`: the project config may say otherwise)."""
+        """Command-line words that reproduce every value that is not the default, and every
+        value the command line set (the project config may say otherwise): a flag as `--X`
+        or `--no-X`."""
         words: list[str] = []
         changed = self.changed()
         for option in OPTIONS:
             value = self.values[option.name]
-            if option.kind is Kind.FLAG:
-                if value != option.default or self.sources.get(option.name) is Source.CLI:
-                    words.append(option.flag if value else option.negation)
-            elif option.name not in changed:
+            if option.name not in changed and self.sources.get(option.name) is not Source.CLI:
                 continue
+            if option.kind is Kind.FLAG:
+                words.append(option.flag if value else option.negation)
             elif option.kind is Kind.TEXTS:
                 for item in value:
                     words += [option.flag, str(item)]
             else:
                 words += [option.flag, _word(value)]
         return words
+
+
+def rederive_flags(settings: Mapping[str, Any]) -> list[str]:
+    """The words that reproduce a recorded run's settings (its results' `values` and their
+    `sources`) with this mutharness, whatever the defaults were when it ran: an on/off
+    option the record lacks was off (each was added off: `first-failure` before it became
+    the default); a value missing or not of its option's type counts as this default."""
+    values = settings.get("values")
+    sources = settings.get("sources")
+    recorded = values if isinstance(values, Mapping) else {}
+    given = sources if isinstance(sources, Mapping) else {}
+    chosen: dict[str, Any] = {}
+    where: dict[str, Source] = {}
+    for option in OPTIONS:
+        value = recorded.get(option.name, False if option.kind is Kind.FLAG else option.default)
+        try:
+            chosen[option.name] = _checked(option, _jsonable(value), "the results")
+        except ConfigProblem:
+            chosen[option.name] = option.default
+        where[option.name] = (Source.CLI if given.get(option.name) == Source.CLI.value
+                              else Source.DEFAULT)
+    return Options(chosen, where).flags()
 
 
 def config_problem(file: str, key: str, what: str) -> ConfigProblem:

@@ -14,6 +14,7 @@ from urllib.parse import quote
 from mutharness.errors import EnvironmentProblem, InputProblem, ResultsError
 from mutharness.model.redfirst import RedFirst
 from mutharness.model.results import RunResult, from_json, to_json
+from mutharness.options import rederive_flags
 from mutharness.paths import visible
 from mutharness.repo.files import write_atomic
 from mutharness.reports.markdown import escape_markdown
@@ -123,6 +124,8 @@ def environment(template_dir: Path | None = None) -> jinja2.Environment:
         link=link_target, shell=shell_word, sha256sum=sha256sum,
         machine_free=without_absolute_paths, prefix=lambda value, lead: f"{lead}{value}",
     )
+    # the re-derive command from the recorded values, with this version's defaults
+    env.globals["rederive"] = rederive_flags
     return env
 
 

@@ -88,7 +88,7 @@ ROWS: tuple[Row, ...] = (
     Row("verdicts", "same-length mutations back to back (stale bytecode trap)",
         "each mutation's own code runs", "all CAUGHT by their named tests",
         H + "test_runner.py::test_same_length_mutations_back_to_back_each_run_their_own_code"),
-    Row("verdicts", "the project's own -x / --maxfail", "mutation runs are not cut short",
+    Row("verdicts", "the project's own -x / --maxfail", "mutation runs are not cut short (--no-first-failure)",
         "CAUGHT, not UNTRUSTWORTHY",
         H + "test_runner.py::test_the_projects_own_exitfirst_option_does_not_cut_mutation_runs_short"),
     Row("verdicts", "a mutant failing 124 tests (six 1.16.0: `PY34 = False`), on a loaded "
@@ -637,6 +637,14 @@ ROWS: tuple[Row, ...] = (
     Row("first failure", "--first-failure under pytest-xdist (-n 2)", "full counts, the verdicts "
         "of a full run", "as expected (was UNTRUSTWORTHY: xdist ends a --maxfail stop as interrupted)",
         H + "test_first_failure.py::test_first_failure_under_xdist_keeps_full_counts"),
+    Row("first failure", "the default (first failure) through each warm route: warm, collected "
+        "afresh, fresh", "each run stops on the test a fresh process stops on, the same facts",
+        "as expected (red: a warm loop ignoring --maxfail)",
+        H + "test_warm.py::test_with_the_first_failure_default_each_route_stops_where_a_fresh_process_stops"),
+    Row("first failure", "a results file written before first failure was the default, rendered "
+        "now", "its re-derive command says --no-first-failure (from its recorded values, not "
+        "its recorded command line)", "as expected (was: no flag, which re-derives stopped runs)",
+        H + "test_evidence.py::test_the_re_derive_command_reproduces_the_recorded_values_with_this_version_s_defaults"),
     Row("-j", "-j 2 against -j 1", "the same console lines, results and evidence bytes; two "
         "workspaces", "as expected",
         H + "test_parallel.py::test_j2_shows_the_console_results_and_evidence_of_j1"),

@@ -127,8 +127,8 @@ def results(**spec_overrides: Any) -> dict[str, Any]:
         },
         "commit": COMMIT, "dirty": False, "dirty_changes": [],
         "command": ["mutharness", "verify", "specs/calc.json"],
-        "settings": {"values": {}, "sources": {}, "config_file": None, "changed": {},
-                     "rederive_flags": []},
+        "settings": {"values": {"first-failure": True}, "sources": {"first-failure": "default"},
+                     "config_file": None, "changed": {}, "rederive_flags": []},
         "interrupted": False, "signal": None, "exit_code": 0, "specs": [spec],
     }
 
@@ -532,6 +532,30 @@ def test_the_templates_and_the_node_reporter_ship_as_package_data() -> None:
 
 
 # ---------------------------------------------------------------- the command line
+
+
+@pytest.mark.parametrize(("settings", "words"), [
+    # written before first-failure was the default: no such key, full counts
+    ({"values": {}, "sources": {}, "rederive_flags": []}, " --no-first-failure "),
+    ({"values": {"first-failure": False}, "sources": {"first-failure": "default"},
+      "rederive_flags": []}, " --no-first-failure "),
+    # the recorded values decide, not a recorded command line that contradicts them
+    ({"values": {"first-failure": True}, "sources": {"first-failure": "default"},
+      "rederive_flags": ["--no-first-failure"]}, " specs/calc.json --evidence "),
+    ({"values": {"first-failure": "yes", "timeout-floor": 33.0, "baseline-runs": "3"},
+      "sources": {"timeout-floor": "config"}, "rederive_flags": []},
+     " --timeout-floor 33 --evidence "),
+])
+def test_the_re_derive_command_reproduces_the_recorded_values_with_this_version_s_defaults(
+    settings: dict[str, Any], words: str
+) -> None:
+    run = results()
+    run["settings"] = {**run["settings"], **settings}
+
+    document = spec_document(run)
+
+    [line] = [line for line in document.splitlines() if line.startswith("| re-derive |")]
+    assert words in line, line
 
 
 def save(run: dict[str, Any], path: Path) -> Path:

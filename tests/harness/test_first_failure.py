@@ -81,7 +81,8 @@ def test_first_failure_stops_each_mutant_at_its_first_failing_test(
     assert line.endswith("(stopped at its first failing test)")
     document = (project.root / "evidence" / "calc.md").read_text("utf-8")
     assert "--first-failure" in document
-    assert "caught mutant's run stopped at its first failing test" in document.replace("\n", " ")
+    assert "stopped at its first failing test, the tests in their own order" in \
+        document.replace("\n", " ")
     assert "| first failure |" in document
 
 

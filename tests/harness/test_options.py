@@ -110,6 +110,13 @@ def test_the_re_derive_flags_name_each_flag_that_is_not_its_default_or_the_comma
     assert options.flags() == words
 
 
+def test_a_value_the_command_line_set_is_repeated_even_when_it_is_the_default() -> None:
+    options = resolve({"timeout-floor": TIMEOUT_FLOOR.default}, {"timeout-floor": 30.0},
+                      "mutharness.toml")
+
+    assert options.flags() == ["--timeout-floor", f"{TIMEOUT_FLOOR.default:g}"]
+
+
 def test_a_config_file_outside_the_repository_is_used_and_recorded_and_the_evidence_repeats_it(
     make_project: Callable[..., Project], cli: Cli, tmp_path: Path
 ) -> None:
