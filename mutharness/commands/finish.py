@@ -8,7 +8,6 @@ from pathlib import Path
 from mutharness.errors import ExitCode, MutharnessError, OSProblem
 from mutharness.model.results import RunResult
 from mutharness.reports.console import Console
-from mutharness.reports.evidence import evidence_documents, write_documents
 from mutharness.reports.outputs import GitHub, Reports
 
 
@@ -29,6 +28,8 @@ def finish(
         console.line("evidence: not written (the run did not complete: its results are "
                      "partial)", "yellow")
     elif evidence_dir is not None:
+        from mutharness.reports.evidence import evidence_documents  # Jinja2: only for evidence
+
         try:
             documents = evidence_dir, evidence_documents(run, evidence_dir, template_dir)
         except MutharnessError as error:
@@ -49,6 +50,8 @@ def finish(
                          "yellow")
         documents, rendered = None, None
     if documents is not None:
+        from mutharness.reports.evidence import write_documents
+
         try:
             written = write_documents(*documents)
             console.line(f"evidence: {len(written)} document(s) in {evidence_dir}",

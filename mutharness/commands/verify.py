@@ -37,7 +37,6 @@ from mutharness.lab.session import Plan, Session
 from mutharness.model.results import RunResult, keep_previous, write_results
 from mutharness.model.shards import Shard, ShardPlan
 from mutharness.reports.console import Console
-from mutharness.reports.evidence import load_templates
 from mutharness.reports.outputs import Reports
 from mutharness.signals import interrupts
 
@@ -62,6 +61,8 @@ def run(
             since=since, shard=shard, jobs=jobs,
         )
         if evidence_dir is not None:  # a broken override template fails before any test runs
+            from mutharness.reports.evidence import load_templates  # Jinja2: only for evidence
+
             load_templates(template_dir)
     except MutharnessError as error:  # no earlier results pass for this run's
         record_refusal(json_path.absolute() if json_path else None, Path.cwd(), command,

@@ -8,8 +8,10 @@ import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote
+
+import jinja2
 
 from mutharness.errors import EnvironmentProblem, InputProblem, ResultsError
 from mutharness.model.redfirst import RedFirst
@@ -18,9 +20,6 @@ from mutharness.options import rederive_flags
 from mutharness.paths import visible
 from mutharness.repo.files import write_atomic
 from mutharness.reports.markdown import escape_markdown
-
-if TYPE_CHECKING:  # imported where a template is compiled: a verify without evidence never is
-    import jinja2
 
 INDEX = "index.md"
 FACTS_SUFFIX = ".json"  # beside each <spec-id>.md: the facts it was rendered from, no timings
@@ -105,8 +104,6 @@ def link_target(value: object) -> str:
 
 def environment(template_dir: Path | None = None) -> jinja2.Environment:
     """The Jinja2 environment: packaged templates, overridable file by file from `template_dir`."""
-    import jinja2
-
     loaders: list[jinja2.BaseLoader] = []
     if template_dir is not None:
         loaders.append(jinja2.FileSystemLoader(str(template_dir)))
@@ -131,8 +128,6 @@ def environment(template_dir: Path | None = None) -> jinja2.Environment:
 
 def _template_problem(name: str, error: Exception) -> InputProblem:
     """A clear error naming the template that cannot be compiled (and the line)."""
-    import jinja2
-
     where = name
     if isinstance(error, jinja2.TemplateSyntaxError):
         where = f"{name} ({error.filename or name}, line {error.lineno})"
@@ -156,8 +151,6 @@ def _render_problem(name: str, error: Exception) -> InputProblem:
 
 def load_templates(template_dir: Path | None = None) -> dict[str, jinja2.Template]:
     """Every template, compiled: a broken override fails here, before anything runs."""
-    import jinja2
-
     env = environment(template_dir)
     templates: dict[str, jinja2.Template] = {}
     for name in TEMPLATES:
@@ -235,8 +228,6 @@ def render_documents(
     problem = results_problem(run)
     if problem is not None:
         raise InputProblem(f"not a mutharness results document: {problem}")
-    import jinja2
-
     templates = load_templates(template_dir)
     document: Mapping[str, Any] = to_json(run, timings=False)
     ids = {spec["id"] for spec in document["specs"]}
