@@ -231,12 +231,13 @@ def project(make_project: ProjectFactory) -> Project:
 
 def _verify(cli: Cli, project: Project, name: str, *flags: str,
             env: dict[str, str] | None = None,
-            counts: str = "--no-first-failure") -> tuple[Completed, dict[str, Any]]:
-    """A verify of the routes spec, with full counts unless `counts` says otherwise (every
-    test's outcome is then a fact to compare)."""
+            full_counts: bool = True) -> tuple[Completed, dict[str, Any]]:
+    """A verify of the routes spec, with full counts (every test's outcome a fact to compare)
+    unless `full_counts` is false (the default's, stopped at each first failure)."""
     here = project.root.parent
     done = cli(project.root, "verify", "specs/routes.json", "--json",
-               str(here / f"{name}.json"), counts, *flags,
+               str(here / f"{name}.json"), *(["--no-first-failure"] if full_counts else []),
+               *flags,
                env={**os.environ, "PYTHONIOENCODING": "utf-8", **(env or {})})
     return done, to_json(from_json(json.loads((here / f"{name}.json").read_text("utf-8"))),
                          timings=False)
@@ -320,8 +321,8 @@ def test_with_the_first_failure_default_each_route_stops_where_a_fresh_process_s
     in a child of the configured server, or fresh, each run stops on the test a fresh
     process stops on, having run the same tests before it."""
     fresh, fresh_results = _verify(cli, project, "fresh", "--pytest-runner", "subprocess",
-                                   counts="--first-failure")
-    warm, warm_results = _verify(cli, project, "warm", *WARM, counts="--first-failure")
+                                   full_counts=False)
+    warm, warm_results = _verify(cli, project, "warm", *WARM, full_counts=False)
 
     assert fresh.code == warm.code == 1, fresh.out + fresh.err + warm.out + warm.err
     assert "note:" not in warm.err, warm.err
