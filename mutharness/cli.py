@@ -22,7 +22,17 @@ from mutharness.errors import (
     OSProblem,
     OutputClosed,
 )
-from mutharness.options import FLAGS, HEADINGS, OPTIONS, Flag, FlagKind, Heading, Kind, Option
+from mutharness.options import (
+    FLAGS,
+    HEADINGS,
+    OPTIONS,
+    Flag,
+    FlagKind,
+    Heading,
+    Kind,
+    Option,
+    within,
+)
 from mutharness.signals import exit_status
 
 if TYPE_CHECKING:
@@ -115,9 +125,22 @@ def _fail(error: MutharnessError, console: Console | None = None) -> NoReturn:
     sys.exit(error.exit_code)
 
 
+class _FloatWithin(click.FloatRange):
+    """A FLOAT option's range, with `options.within`'s rules (a finite number)."""
+
+    def __init__(self, option: Option[Any]) -> None:
+        super().__init__(min=option.minimum, max=option.maximum)
+        self.option = option
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        return within(self.option, number, lambda what: click.BadParameter(what, ctx, param))
+
+
 def _click_type(option: Option[Any]) -> Any:
     if option.kind is Kind.FLOAT:
-        return click.FloatRange(min=option.minimum, max=option.maximum)
+        return _FloatWithin(option)
     if option.kind is Kind.INT:
         return click.IntRange(
             min=None if option.minimum is None else int(option.minimum),

@@ -9,6 +9,7 @@ came from, and the evidence's re-derive command repeats every value that is not 
 
 from __future__ import annotations
 
+import math
 import re
 import stat
 import tomllib
@@ -447,7 +448,10 @@ def _checked(option: Option[Any], value: Any, file: str) -> Any:
 
 
 def within(option: Option[Any], value: Any, bad: Any) -> Any:
-    """`value` when it is inside the option's range, else `bad(reason)` raised."""
+    """`value` when it is a finite number inside the option's range, else `bad(reason)`
+    raised (a NaN passes every comparison: a timeout of `nan` would be no timeout)."""
+    if not math.isfinite(value):
+        raise bad(f"must be a finite number, not {value}")
     if option.minimum is not None and value < option.minimum:
         raise bad(f"must be at least {_word(option.minimum)}, not {value}")
     if option.maximum is not None and value > option.maximum:

@@ -446,6 +446,10 @@ ROWS: tuple[Row, ...] = (
     Row("options", "a typo, a wrong type, an out-of-range value, non-TOML in the config file",
         "refused naming the file and the key", "as expected",
         H + "test_options.py::test_a_config_file_with_a_bad_value_is_refused_naming_file_and_key"),
+    Row("options", "a timeout of nan or inf on the command line (TOML's nan and inf: the "
+        "config rows above)", "a usage error, exit 2: must be a finite number",
+        "as expected (was accepted: `mutation timeout nan s`)",
+        H + "test_options.py::test_a_timeout_on_the_command_line_that_is_not_a_finite_number_is_a_usage_error"),
     Row("verdicts", "one baseline run of several times out", "named as that run's timeout, not as flakiness",
         "as expected", H + "test_lab.py::test_a_baseline_run_that_times_out_among_several_is_named_as_a_timeout_not_flakiness"),
     Row("repeatable", "a results file read back with from_json and written again", "the same document",

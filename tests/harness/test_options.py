@@ -80,6 +80,10 @@ def test_mutharness_toml_wins_over_pyproject_and_the_command_line_over_both(
         pytest.param('[node]\noptions = ["--test-force-exit"]\n', "is not allowed",
                      id="node-option-off-the-allow-list"),
         pytest.param("timeout-floor = \n", "cannot be read as TOML", id="not-toml"),
+        pytest.param("timeout-floor = nan\n", "timeout-floor: must be a finite number",
+                     id="not-a-number"),
+        pytest.param("timeout-constant = inf\n", "timeout-constant: must be a finite number",
+                     id="infinite"),
     ],
 )
 def test_a_config_file_with_a_bad_value_is_refused_naming_file_and_key(
@@ -108,6 +112,16 @@ def test_the_re_derive_flags_name_each_flag_that_is_not_its_default_or_the_comma
     options = resolve(command_line, config, "mutharness.toml" if config else None)
 
     assert options.flags() == words
+
+
+@pytest.mark.parametrize("value", ["nan", "inf"])  # -inf: below the range already
+def test_a_timeout_on_the_command_line_that_is_not_a_finite_number_is_a_usage_error(
+    tmp_path: Path, value: str
+) -> None:
+    done = in_process(tmp_path, "verify", "specs/x.json", "--timeout-floor", value)
+
+    assert done.code == 2, done.out + done.err
+    assert "must be a finite number" in done.err
 
 
 def test_a_value_the_command_line_set_is_repeated_even_when_it_is_the_default() -> None:
