@@ -616,6 +616,121 @@ def test_pytest_s_session_end_hooks_run_once_per_run_and_never_in_the_server(
     assert sessions.read_text("utf-8").splitlines() == ["10"] * 4
 
 
+PLACES = '''\
+import os
+import stat
+import tempfile
+
+
+def _tree(top):
+    found = []
+    for root, dirs, files in os.walk(top):
+        for name in dirs + files:
+            path = os.path.join(root, name)
+            mode = os.lstat(path).st_mode
+            found.append((os.path.relpath(path, top), stat.S_IFMT(mode), stat.S_IMODE(mode)))
+    return sorted(found), stat.S_IMODE(os.lstat(top).st_mode)
+
+
+def test_temp_and_home_are_as_a_fresh_process_finds_them():
+    home, temp = os.environ["HOME"], tempfile.gettempdir()
+    assert _tree(temp)[0] == []
+    assert [path for path, _, _ in _tree(home)[0]] == [
+        ".cache", ".config", ".local", ".local/share", ".local/state"]
+    assert len({mode for _, _, mode in _tree(home)[0]} | {_tree(home)[1]}) == 1
+    with open(os.path.join(temp, "left"), "w") as handle:
+        handle.write("by an earlier run")
+    os.makedirs(os.path.join(home, ".cache", "empty", "dirs"))
+    os.chmod(os.path.join(home, ".config"), 0o500)
+    os.rmdir(os.path.join(home, ".local", "state"))
+    os.symlink(temp, os.path.join(home, ".local", "state"))
+'''
+
+
+def test_each_warm_child_finds_temp_and_home_as_the_first_found_them(
+    project: Project, cli: Cli
+) -> None:
+    """Whatever a run leaves in its temp and home (a file, empty directories, a directory
+    made read-only, one replaced by a link) is gone for the next warm child, which finds
+    them as a fresh process does: the same tests pass."""
+    project.write("tests/test_places.py", PLACES)
+    project.spec("routes", {**SPEC, "tests": ["tests/test_pkg.py", "tests/test_places.py"],
+                            "expectBaselinePass": 11,
+                            "mutations": [SPEC["mutations"][0], SPEC["mutations"][1],
+                                          SPEC["mutations"][-3]]})  # type: ignore[index]
+    project.commit("a test that leaves things in its temp and home")
+
+    warm_results = _warm_as_fresh(cli, project)
+
+    assert [m["facts"]["route"] for m in warm_results["specs"][0]["mutations"]] == [
+        "warm", "warm", "warm"]
+    assert [m["verdict"] for m in warm_results["specs"][0]["mutations"]] == [
+        "CAUGHT", "CAUGHT", "SURVIVED"]
+
+
+EXITS = '''\
+import atexit
+import os
+import threading
+import time
+
+RUN = os.path.basename(os.path.dirname(os.environ["MUTHARNESS_REPORT_OUT"]))
+
+
+def _say(what):
+    with open(os.environ["MH_EXITS"], "a") as log:
+        log.write(f"{RUN} {what}\\n")
+
+
+class _Finalized:
+    def __init__(self):
+        self.path, self.line = os.environ["MH_EXITS"], f"{RUN} finalized\\n"
+
+    def __del__(self, open=open):  # the module's names may be gone by then
+        with open(self.path, "a") as log:
+            log.write(self.line)
+
+
+KEPT = _Finalized()
+atexit.register(_say, "atexit")
+
+
+def test_a_thread_outlives_its_test():
+    def late():
+        time.sleep(0.5)
+        _say("thread")
+
+    threading.Thread(target=late).start()
+'''
+
+
+def test_a_child_of_the_configured_server_ends_as_a_process_ends_but_for_its_teardown(
+    project: Project, cli: Cli, tmp_path: Path
+) -> None:
+    """A mutant collected afresh in a child of the configured server ends as a fresh process
+    ends as far as its run can show: its threads joined, then its atexit handlers run, its
+    output flushed; then it leaves (`os._exit`, as the warm children do) without tearing its
+    modules down, tens of milliseconds a run a finalizer of its own could only fill: one
+    that runs at the teardown alone does not run there."""
+    project.write("tests/test_exit.py", EXITS)
+    project.spec("routes", {**SPEC, "tests": ["tests/test_exit.py", "tests/test_pkg.py"],
+                            "expectBaselinePass": 11,
+                            "mutations": [SPEC["mutations"][7]]})  # type: ignore[index]
+    project.commit("a test whose thread outlives it, an atexit handler and a finalizer")
+    exits = tmp_path / "exits.log"
+
+    done, results = _verify(cli, project, "warm", *WARM, env={"MH_EXITS": str(exits)},
+                            full_counts=False)
+
+    assert done.code == 0, done.out + done.err
+    assert results["specs"][0]["mutations"][0]["facts"]["route"].startswith("configured")
+    said = exits.read_text("utf-8").splitlines()
+    assert [line for line in said if line.startswith("baseline")] == [
+        "baseline-1 thread", "baseline-1 atexit", "baseline-1 finalized"]
+    assert [line for line in said if line.startswith("mutant")] == [
+        "mutant-1 thread", "mutant-1 atexit"]
+
+
 def test_empty_directories_the_collection_made_are_made_again_for_every_warm_child(
     project: Project, cli: Cli
 ) -> None:

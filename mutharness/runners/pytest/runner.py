@@ -48,7 +48,7 @@ from mutharness.runners.base import (
 from mutharness.runners.pytest.forked import MODULE as SERVER_MODULE
 from mutharness.runners.pytest.forked import ForkServer, ServerUnusable
 from mutharness.runners.pytest.rules import NAME
-from mutharness.runners.sandbox import reset, sandboxed, untouched
+from mutharness.runners.sandbox import Places, reset, sandboxed, untouched
 
 PROBE_MODULE = "_mutharness_probe"
 BOOT_MARKER = "mutharness-boot"  # names a run's start-up directory (stripped from a nested run)
@@ -370,7 +370,6 @@ class PytestRunner:
         run = directory / "run"
         run.mkdir()
         env = self.environment(request.cwd, run, boot)
-        env[REPORT_OUT] = str(run / "report.json")
         bytecode.forget(self.pycache, request.cwd)
         before = TreeState.scan(request.cwd, frozenset({".git"}))
         try:
@@ -502,9 +501,7 @@ class PytestRunner:
         env = sandboxed(child_environment(self.environ), scratch, self.isolation)
         env["PYTHONPYCACHEPREFIX"] = str(self.pycache)  # pytest's own bytecode stays warm
         env["PYTHONHASHSEED"] = "0"
-        env[PROBE_OUT] = str(scratch / "probe.json")
-        env[IMPORTS] = str(scratch / "imports")
-        (scratch / "imports").mkdir()
+        env |= _outputs(scratch)
         if self.drop_addopts:
             env[DROP_ADDOPTS] = json.dumps(list(self.drop_addopts))
         if self.user_base is not None:  # `pip install --user` packages stay importable
@@ -587,37 +584,34 @@ class PytestRunner:
     def _run(self, request: RunRequest, scratch: Path, server: ForkServer | None,
              collected: _Collected | None = None) -> RunFacts:
         cwd = request.cwd
-        boot = scratch / "boot"
-        self._boot(boot)
         report = scratch / "report.json"
         bytecode.forget(self.pycache, cwd)  # the workspace's bytecode is never reused: never stale
-        env = self.environment(cwd, scratch, boot)
         started_wall = time.time()
-        env[REPORT_OUT] = str(report)
         argv = self.argv(request.tests, cwd, request.keep_going, request.first_failure,
                          request.mutant)
         route = ""
         if self.warm_dir is not None and request.mutated is not None and request.fresh:
             route = f"fresh: {request.fresh}"
         result: process.ProcessResult | None = None
-        if collected is not None:
+        if collected is not None:  # its child has the server's temp, home and start-up
             collected.reset()
             served = collected.server.run_collected(
                 cwd / request.mutated if request.mutated is not None else None,
                 request.first_failure, log_path=scratch / "pytest.log",
-                timeout_s=request.timeout_s,
-                env={name: env[name] for name in (REPORT_OUT, PROBE_OUT, IMPORTS)})
+                timeout_s=request.timeout_s, env=_outputs(scratch))
             result = served.result
             route = "warm" if served.fresh is None else (
                 f"{CONFIGURED if result is not None else 'fresh'}: {served.fresh}")
-        if result is not None:
-            pass
-        elif server is not None:
-            result = server.run(argv[3:], cwd=cwd, env=env, log_path=scratch / "pytest.log",
-                                timeout_s=request.timeout_s)
-        else:
-            result = process.run(argv, cwd=cwd, env=env, log_path=scratch / "pytest.log",
-                                 timeout_s=request.timeout_s)
+        if result is None:
+            boot = scratch / "boot"
+            self._boot(boot)
+            env = self.environment(cwd, scratch, boot)
+            if server is not None:
+                result = server.run(argv[3:], cwd=cwd, env=env,
+                                    log_path=scratch / "pytest.log", timeout_s=request.timeout_s)
+            else:
+                result = process.run(argv, cwd=cwd, env=env, log_path=scratch / "pytest.log",
+                                     timeout_s=request.timeout_s)
         state, document = read_report(report, started_wall, result.returncode)
         probe = _read_json(scratch / "probe.json")
         if state is ReportState.OK and not probe:
@@ -692,12 +686,22 @@ class _Collected:
     cwd: Path  # the workspace
     made: tuple[str, ...] = ()  # the empty directories collecting made in it, parents first
 
+    places: Places = frozenset()  # what its temp and home held when last made
+
     def reset(self) -> None:
         """The temp and home every child inherits empty again, and the directories collecting
         made in the workspace made again (each run's settling removes them)."""
-        reset(self.scratch)
+        self.places = reset(self.scratch, self.places)
         for key in self.made:
             (self.cwd / key).mkdir(exist_ok=True)
+
+
+def _outputs(scratch: Path) -> dict[str, str]:
+    """Where a run in `scratch` writes what it tells the harness: the report, the probe's
+    record, the import log (its directory made)."""
+    (scratch / "imports").mkdir(exist_ok=True)
+    return {REPORT_OUT: str(scratch / "report.json"), PROBE_OUT: str(scratch / "probe.json"),
+            IMPORTS: str(scratch / "imports")}
 
 
 def _fresh(path: Path) -> Path:
