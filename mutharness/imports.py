@@ -225,7 +225,9 @@ def loaded_file(record: ImportRecord, path: Path) -> bool:
     """Whether any process of the run imported the file at `path` (the workspace's copy)."""
     resolver = _Resolver()
     wanted = os.path.normcase(os.path.realpath(path))
-    return any(resolver.real(loaded.file) == wanted for loaded in record.loaded)
+    name = os.path.basename(wanted)  # `real` keeps a file's own name: no other name is it
+    return any(os.path.normcase(os.path.basename(loaded.file)) == name
+               and resolver.real(loaded.file) == wanted for loaded in record.loaded)
 
 
 def loaded_below(record: ImportRecord, root: Path) -> frozenset[tuple[str, str]]:

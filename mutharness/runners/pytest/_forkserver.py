@@ -446,6 +446,7 @@ def collect(request: dict[str, Any], channel: Channel, server_cwd_entry: str | N
             return
         live = warm.functions(targets)
         held = warm.held(live, tracer.called, originals)
+        rewritten: dict[str, bool] = {}  # by file: the collector imports nothing from now on
         while True:
             asked = inner.receive()
             if asked is None:
@@ -453,13 +454,15 @@ def collect(request: dict[str, Any], channel: Channel, server_cwd_entry: str | N
             plan = None
             if asked.get("mutant"):
                 key = warm._key(asked["mutant"])
+                if key not in rewritten:
+                    rewritten[key] = _rewritten(key, warm)
                 found = originals.get(key)
                 reason = None
                 if found is None:
                     reason = "the file was not a target when the tests were collected"
                 elif not key.endswith(".py"):
                     reason = "the file is not Python source (read by whatever loads it)"
-                elif _rewritten(key, warm):
+                elif rewritten[key]:
                     reason = "pytest rewrites the file's asserts"
                 else:
                     try:
