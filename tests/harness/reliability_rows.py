@@ -645,6 +645,18 @@ ROWS: tuple[Row, ...] = (
         "afresh, fresh", "each run stops on the test a fresh process stops on, the same facts",
         "as expected (red: a warm loop ignoring --maxfail)",
         H + "test_warm.py::test_with_the_first_failure_default_each_route_stops_where_a_fresh_process_stops"),
+    Row("warm route", "a program pytest_configure starts (an echo server) and "
+        "pytest_unconfigure stops; one a test module starts as it is collected",
+        "the route refused with a note (`left a process running ... that every forked child "
+        "would share`): fresh processes, a fresh process's verdicts",
+        "as expected (was: a documented survivor CAUGHT, its echo server stopped by the child "
+        "of an import-time mutant that ended pytest's session)",
+        H + "test_warm.py::test_a_process_configuring_pytest_started_and_left_running_keeps_every_mutant_fresh"),
+    Row("warm route", "a child of the configured server whose test leaves a thread running, "
+        "with an atexit handler and a finalizer that runs only at teardown",
+        "the thread joined, then atexit run, then os._exit (no teardown, as the warm children)",
+        "as expected (red: the finalizer ran; with the join left out the thread's line is lost)",
+        H + "test_warm.py::test_a_child_of_the_configured_server_ends_as_a_process_ends_but_for_its_teardown"),
     Row("first failure", "a results file written before first failure was the default, rendered "
         "now", "its re-derive command says --no-first-failure (from its recorded values, not "
         "its recorded command line)", "as expected (was: no flag, which re-derives stopped runs)",

@@ -404,6 +404,10 @@ REFUSALS = {
     "turns the tracer off while it computes": ("tests/test_pkg.py", TESTS + (
         "\nimport sys\n\n_tracer = sys.gettrace()\nsys.settrace(None)\nVALUE = core.clamp(3)"
         "\nsys.settrace(_tracer)\n"), "collecting the tests replaced the trace function"),
+    "starts a program and leaves it running as a test module is collected": (
+        "tests/test_pkg.py", TESTS + (
+            "\nimport subprocess\n\nSERVER = subprocess.Popen(['sleep', '30'])\n"),
+        "the collection left a process running (pid "),
     "starts a thread as a test module is collected": ("tests/test_pkg.py", TESTS + (
         "\nimport threading, time\n\nthreading.Thread(target=time.sleep, args=(30,), "
         "daemon=True, name='poller').start()\n"), "the collection started threads a forked "
@@ -492,6 +496,28 @@ def test_a_tracer_without_a_free_sys_monitoring_tool_id_says_so(
 
     assert done.stdout.strip() == ("sys.monitoring has no free tool id (other tools hold "
                                    "4, 3): collection cannot be traced"), done.stderr
+
+
+def test_where_proc_cannot_list_children_waitid_sees_a_process_left_running(
+    tmp_path: Path
+) -> None:
+    """Without Linux's /proc list of a process's children, `os.waitid` tells whether one is
+    left (it neither waits for nor reaps it): none, one running, none once it is gone."""
+    script = tmp_path / "left.py"
+    script.write_text(
+        "import subprocess, sys\n\nsys.path.insert(0, sys.argv[1])\nimport _warm\n\n"
+        "_warm._child_pids = lambda: None\nprint(_warm.children_problem())\n"
+        "child = subprocess.Popen(['sleep', '30'])\nprint(_warm.children_problem())\n"
+        "print(child.poll())\nchild.kill()\nchild.wait()\nprint(_warm.children_problem())\n",
+        encoding="utf-8")
+    package = Path(_warm_module.__file__).parent
+
+    done = subprocess.run([sys.executable, str(script), str(package)],
+                          capture_output=True, text=True, check=True)
+
+    assert done.stdout.splitlines() == [
+        "None", "a process running that every forked child would share; a fresh process "
+        "starts its own", "None", "None"], done.stderr
 
 
 STATEFUL = """\
@@ -614,6 +640,60 @@ def test_pytest_s_session_end_hooks_run_once_per_run_and_never_in_the_server(
     assert [m["facts"]["route"] for m in results["specs"][0]["mutations"]] == ["warm", "warm"]
     # the fresh baseline, the warm proof and the two mutants: four sessions of 10 tests
     assert sessions.read_text("utf-8").splitlines() == ["10"] * 4
+
+
+ECHO_CONFTEST = CONFTEST + '''
+
+import os
+import signal
+import subprocess
+
+
+def pytest_configure(config):
+    config.echo = subprocess.Popen(["cat"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+
+def pytest_unconfigure(config):
+    os.kill(config.echo.pid, signal.SIGTERM)
+
+
+@pytest.fixture
+def echo(request):
+    return request.config.echo
+'''
+
+ECHO_TESTS = '''\
+def test_the_echo_server_answers(echo):
+    echo.stdin.write(b"ping\\n")
+    echo.stdin.flush()
+    assert echo.stdout.readline() == b"ping\\n"
+'''
+
+
+def test_a_process_configuring_pytest_started_and_left_running_keeps_every_mutant_fresh(
+    project: Project, cli: Cli
+) -> None:
+    """A server pytest_configure starts (a program, not Python) and pytest_unconfigure stops
+    is each fresh process's own; forked children would all share the configured server's
+    one, and the first child that ends pytest's session stops it under every later child: a
+    kill the mutant did not make. The route is refused, and the verdicts are a fresh
+    process's (the survivor survives)."""
+    project.write("tests/conftest.py", ECHO_CONFTEST)
+    project.write("tests/test_echo.py", ECHO_TESTS)
+    project.spec("routes", {**SPEC, "tests": ["tests/test_pkg.py", "tests/test_echo.py"],
+                            "expectBaselinePass": 11,
+                            "mutations": [SPEC["mutations"][7], SPEC["mutations"][11],
+                                          SPEC["mutations"][0]]})  # type: ignore[index]
+    project.commit("an echo server started as pytest configures, stopped as it unconfigures")
+
+    fresh, fresh_results = _verify(cli, project, "fresh", "--pytest-runner", "subprocess",
+                                   full_counts=False)
+    warm, warm_results = _verify(cli, project, "warm", *WARM, full_counts=False)
+
+    assert fresh.code == 0, fresh.out + fresh.err
+    assert warm.code == 0, warm.out + warm.err
+    assert _compared(warm_results) == _compared(fresh_results)
+    assert "configuring pytest left a process running" in warm.err, warm.err
 
 
 PLACES = '''\

@@ -485,7 +485,9 @@ def collect(request: dict[str, Any], channel: Channel, server_cwd_entry: str | N
         """Configured: returns in the collector and in each fresh child; this process
         relays and forks until the harness closes its channel, then exits."""
         threads = warm.threads_problem()
-        problem = tracer.watch.problem or (threads and f"configuring pytest: {threads}")
+        children = None if threads else warm.children_problem()
+        problem = tracer.watch.problem or (threads and f"configuring pytest: {threads}") or (
+            children and f"configuring pytest left {children}")
         if problem is not None:
             channel.send({"collected": 0, "problem": problem})
             os._exit(0)

@@ -522,7 +522,10 @@ def collection_problem(session: Any, tracer_problem: str | None) -> str | None:
     if session.config.pluginmanager.has_plugin("dsession"):
         return "pytest-xdist runs the tests in other processes"
     threads = threads_problem()
-    return None if threads is None else f"the collection started {threads}"
+    if threads is not None:
+        return f"the collection started {threads}"
+    children = children_problem()
+    return None if children is None else f"the collection left {children}"
 
 
 def threads_problem() -> str | None:
@@ -533,6 +536,52 @@ def threads_problem() -> str | None:
         return f"threads a forked child would not have ({', '.join(extra[:3])})"
     if os.path.isdir("/proc/self/task") and len(os.listdir("/proc/self/task")) > 1:
         return "threads (outside Python) a forked child would not have"
+    return None
+
+
+def _child_pids() -> list[int] | None:
+    """The processes this one started that are still there (zombies too), by Linux's
+    /proc; None where it cannot tell."""
+    found: list[int] = []
+    try:
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/children", encoding="ascii") as listed:
+                found.extend(int(pid) for pid in listed.read().split())
+    except (OSError, ValueError):
+        return None
+    return found
+
+
+def _running(pid: int) -> str | None:
+    """The command name of process `pid` if it still runs (None: a zombie, or gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            text = stat.read().decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    name, _, rest = text.partition("(")[2].rpartition(")")
+    return None if rest.split()[:1] == ["Z"] else name
+
+
+def children_problem() -> str | None:
+    """Why a process this one started and left running makes forked children no fresh
+    processes (None: it left none): each fresh process starts its own, and every child
+    forked from here would share this one (its state, and its end when one child ends it)."""
+    pids = _child_pids()
+    if pids is None:  # no /proc: any child not waited for counts
+        try:
+            os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return None
+        except (AttributeError, OSError):
+            return "it cannot tell whether it left a process running"
+        return ("a process running that every forked child would share; a fresh process "
+                "starts its own")
+    for pid in pids:
+        name = _running(pid)
+        if name is not None:
+            return (f"a process running (pid {pid}: {name[:60]}) that every forked child "
+                    "would share; a fresh process starts its own")
     return None
 
 
