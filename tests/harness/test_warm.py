@@ -375,7 +375,7 @@ REFUSALS = {
         "\nimport pathlib\n\npathlib.Path('made-at-collection.txt').write_text('x')\n"),
         "wrote into the workspace (made-at-collection.txt)"),
     "writes into its temp directory": ("tests/conftest.py", CONFTEST + (
-        "\nimport tempfile\n\ntempfile.mkstemp()\n"), "temp or home directory"),
+        "\nimport os, tempfile\n\nos.close(tempfile.mkstemp()[0])\n"), "temp or home directory"),
     "starts a thread as pytest configures": ("tests/conftest.py", CONFTEST + (
         "\nimport threading, time\n\nthreading.Thread(target=time.sleep, args=(30,), "
         "daemon=True, name='poller').start()\n"), "configuring pytest: threads a forked "
@@ -694,6 +694,56 @@ def test_a_process_configuring_pytest_started_and_left_running_keeps_every_mutan
     assert warm.code == 0, warm.out + warm.err
     assert _compared(warm_results) == _compared(fresh_results)
     assert "configuring pytest left a process running" in warm.err, warm.err
+
+
+KEPT_OPEN = {
+    "a test module keeps a file open to read it in a test": (
+        "tests/test_kept.py",
+        "import os\n\nHANDLE = open(os.path.join(os.path.dirname(__file__), 'data.txt'))\n\n\n"
+        "def test_the_data_is_read():\n    assert HANDLE.read() == 'payload\\n'\n",
+        "the collection left a file open (", "tests/data.txt"),
+    "a conftest keeps a temporary file for the tests": (
+        "tests/conftest.py", CONFTEST + (
+            "\nimport tempfile\n\nSCRATCH = tempfile.TemporaryFile()\n\n\n"
+            "@pytest.fixture\ndef scratch():\n    return SCRATCH\n"),
+        "configuring pytest left a file open (", ""),
+}
+
+KEPT_TEST = '''\
+def test_what_is_written_is_read_back(scratch):
+    scratch.write(b"x")
+    scratch.seek(0)
+    assert scratch.read() == b"x"
+'''
+
+
+@pytest.mark.parametrize("case", sorted(KEPT_OPEN))
+def test_a_file_configuring_or_collecting_leaves_open_keeps_every_mutant_fresh(
+    project: Project, cli: Cli, case: str
+) -> None:
+    """A file the tests' modules open and keep (read later by a test) is each fresh
+    process's own; forked children share its open file, read position included, so the
+    first child that reads it leaves the next at its end: a kill the mutant did not make.
+    The route is refused, and the verdicts are a fresh process's (the survivor survives)."""
+    path, text, words, named = KEPT_OPEN[case]
+    project.write("tests/data.txt", "payload\n")
+    project.write(path, text)
+    tests = ["tests/test_pkg.py", path]
+    if path == "tests/conftest.py":
+        project.write("tests/test_kept.py", KEPT_TEST)
+        tests = ["tests/test_pkg.py", "tests/test_kept.py"]
+    project.spec("routes", {**SPEC, "tests": tests, "expectBaselinePass": 11,
+                            "mutations": [SPEC["mutations"][0], SPEC["mutations"][11],
+                                          SPEC["mutations"][1]]})  # type: ignore[index]
+    project.commit(f"{case}")
+
+    fresh, fresh_results = _verify(cli, project, "fresh", "--pytest-runner", "subprocess")
+    warm, warm_results = _verify(cli, project, "warm", *WARM)
+
+    assert fresh.code == 0, fresh.out + fresh.err
+    assert warm.code == 0, warm.out + warm.err
+    assert _compared(warm_results) == _compared(fresh_results)
+    assert words in warm.err and named in warm.err, warm.err
 
 
 PLACES = '''\

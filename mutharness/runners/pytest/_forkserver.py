@@ -434,6 +434,7 @@ def collect(request: dict[str, Any], channel: Channel, server_cwd_entry: str | N
     import _mutharness_warm as warm  # type: ignore[import-not-found]
 
     targets = list(request["targets"])
+    opened = warm.open_files()  # the server's own: what configuring opens is what is new
     tracer = warm.Tracer(targets)
     tracer.watch.phase = "configuring pytest"
     pipes = {"inner": channel}  # the collector's channel to this process, once forked
@@ -486,8 +487,11 @@ def collect(request: dict[str, Any], channel: Channel, server_cwd_entry: str | N
         relays and forks until the harness closes its channel, then exits."""
         threads = warm.threads_problem()
         children = None if threads else warm.children_problem()
+        files = None if threads or children else warm.files_problem(
+            opened, warm.capture_files(session.config))
         problem = tracer.watch.problem or (threads and f"configuring pytest: {threads}") or (
-            children and f"configuring pytest left {children}")
+            children and f"configuring pytest left {children}") or (
+            files and f"configuring pytest left {files}")
         if problem is not None:
             channel.send({"collected": 0, "problem": problem})
             os._exit(0)
@@ -502,6 +506,7 @@ def collect(request: dict[str, Any], channel: Channel, server_cwd_entry: str | N
             os.close(down[1])
             os.close(up[0])
             pipes["inner"] = Channel.over(down[0], up[1])
+            plugin.files = warm.open_files()  # what collecting opens is what is new
             return
         os.close(down[0])
         os.close(up[1])

@@ -29,6 +29,7 @@ from __future__ import annotations
 import _thread
 import gc
 import os
+import stat
 import sys
 import threading
 import types
@@ -513,8 +514,69 @@ def run_tests(session: Any, first_failure: bool) -> int:
     return status  # the report is written: the child leaves through os._exit
 
 
-def collection_problem(session: Any, tracer_problem: str | None) -> str | None:
-    """Why the collected session cannot serve mutants (None: it can)."""
+Files = dict[int, tuple[int, int, int]]  # an open descriptor: its type and mode, device, inode
+
+
+def open_files() -> Files:
+    """This process's open descriptors, each with what it is (`fstat`)."""
+    listed = "/proc/self/fd" if os.path.isdir("/proc/self/fd") else "/dev/fd"
+    found: Files = {}
+    for name in os.listdir(listed):
+        try:
+            fd = int(name)
+            status = os.fstat(fd)  # the listing's own descriptor is closed by now
+        except (ValueError, OSError):
+            continue
+        found[fd] = (status.st_mode, status.st_dev, status.st_ino)
+    return found
+
+
+def capture_files(config: Any) -> set[int]:
+    """The descriptors pytest's global capture holds (its temporary files, its copies of
+    the originals): every run of pytest has them, and empties them between tests."""
+    capman = config.pluginmanager.getplugin("capturemanager")
+    capturing = getattr(capman, "_global_capturing", None)
+    found: set[int] = set()
+    for capture in (getattr(capturing, name, None) for name in ("in_", "out", "err")):
+        saved = getattr(capture, "targetfd_save", None)
+        if isinstance(saved, int):
+            found.add(saved)
+        with_fileno = getattr(getattr(capture, "tmpfile", None), "fileno", None)
+        if with_fileno is not None:
+            try:
+                found.add(int(with_fileno()))
+            except (OSError, ValueError):
+                continue
+    return found
+
+
+def _named(fd: int) -> str:
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")[:200]
+    except OSError:
+        return f"descriptor {fd}"
+
+
+def files_problem(before: Files, ours: set[int]) -> str | None:
+    """Why a file opened since `before` and still open makes forked children no fresh
+    processes (None: there is none): each fresh process opens its own, and every child
+    forked from here would share this one, its read and write position included. A
+    character device (/dev/null) has no position to share; `ours` (pytest's capture) and
+    another descriptor of a file open `before` (a duplicate of the server's own) are known."""
+    known = {(device, inode) for _, device, inode in before.values()}
+    for fd, (mode, device, inode) in sorted(open_files().items()):
+        if before.get(fd) == (mode, device, inode) or fd in ours or stat.S_ISCHR(mode) or (
+                (device, inode) in known):
+            continue
+        return (f"a file open ({_named(fd)}) whose position every forked child would share; "
+                "a fresh process opens its own")
+    return None
+
+
+def collection_problem(session: Any, tracer_problem: str | None,
+                       before: Files | None = None) -> str | None:
+    """Why the collected session cannot serve mutants (None: it can); `before`: the files
+    open when the collection began."""
     if tracer_problem is not None:
         return tracer_problem
     if session.testsfailed:
@@ -525,7 +587,10 @@ def collection_problem(session: Any, tracer_problem: str | None) -> str | None:
     if threads is not None:
         return f"the collection started {threads}"
     children = children_problem()
-    return None if children is None else f"the collection left {children}"
+    if children is not None:
+        return f"the collection left {children}"
+    files = None if before is None else files_problem(before, capture_files(session.config))
+    return None if files is None else f"the collection left {files}"
 
 
 def threads_problem() -> str | None:
@@ -598,6 +663,7 @@ class Collected:
         self.serve = serve
         self.checkpoint = checkpoint
         self.fresh = False  # a child of the configured session: it collects and runs as pytest
+        self.files: Files | None = None  # open as the collector began
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection(self, session: Any) -> None:
@@ -613,7 +679,7 @@ class Collected:
         if self.fresh:
             return None
         problem = self.tracer.stop()
-        problem = collection_problem(session, problem)
+        problem = collection_problem(session, problem, self.files)
         originals: dict[str, tuple[bytes, str]] = {}
         for path in self.targets:
             try:
