@@ -96,12 +96,14 @@ def configure_git(path_env: str, refuse: Iterable[Path] = ()) -> GitInfo:
     if found is None:
         raise GitError("git was not found on PATH", remedy="install git 2.30 or newer")
     _point_gitpython_at(str(found))
+    imported = "git" in sys.modules  # then pointed at another git before: refreshed below
     try:
         import git  # only now: see _point_gitpython_at
     except ImportError as error:
         raise GitError(f"git at {found} does not run", str(error)) from None
     try:
-        git.refresh(str(found))
+        if imported:
+            git.refresh(str(found))
         output = git.Git().execute([str(found), "version"])
     except (git.GitCommandError, ImportError, OSError) as error:
         raise GitError(f"git at {found} does not run", str(error)) from None

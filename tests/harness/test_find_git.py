@@ -159,3 +159,32 @@ def test_a_git_that_can_no_longer_be_started_is_a_git_error_not_a_traceback(
         run_git(gone, tmp_path, ["status"])
 
     assert raised.value.message().startswith(f"git status could not be started in {tmp_path}")
+
+
+def test_gitpython_runs_the_git_found_last_in_a_process_that_imported_it_before(
+    tmp_path: Path
+) -> None:
+    """GitPython is pointed at the git `configure_git` finds as it is first imported, and
+    again by a later call that finds another: the git it runs is always the one found."""
+    import shutil
+    import subprocess
+    import sys
+
+    real = shutil.which("git")
+    assert real is not None
+    for name in ("first", "second"):
+        wrapper = tmp_path / name / "git"
+        wrapper.parent.mkdir()
+        wrapper.write_text(f'#!/bin/sh\necho "$@" >> {tmp_path / name}.log\nexec {real} "$@"\n')
+        wrapper.chmod(0o755)
+    script = (
+        "import sys\nfrom mutharness.repo.git import configure_git\nimport git\n\n"
+        "for directory in sys.argv[1:]:\n    configure_git(directory)\n"
+        "    git.Git().version('--build-options')\n")
+
+    subprocess.run([sys.executable, "-c", script, str(tmp_path / "first"),
+                    str(tmp_path / "second")], cwd=tmp_path, check=True,
+                   capture_output=True)
+
+    assert "version --build-options" in (tmp_path / "first.log").read_text()
+    assert "version --build-options" in (tmp_path / "second.log").read_text()
