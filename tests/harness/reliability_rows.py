@@ -653,12 +653,13 @@ ROWS: tuple[Row, ...] = (
         "of an import-time mutant that ended pytest's session)",
         H + "test_warm.py::test_a_process_configuring_pytest_started_and_left_running_keeps_every_mutant_fresh"),
     Row("warm route", "a test module that keeps a file open for a test to read; a conftest "
-        "that keeps a temporary file for the tests",
+        "that keeps a temporary file for the tests; one that maps memory the tests write",
         "the route refused with a note (`left a file open (...) whose position every forked "
-        "child would share`): a fresh process's verdicts",
+        "child would share`, `mapped memory that every forked child would share`): a fresh "
+        "process's verdicts",
         "as expected (was: a documented survivor CAUGHT: the first child to read the file left "
         "the next at its end)",
-        H + "test_warm.py::test_a_file_configuring_or_collecting_leaves_open_keeps_every_mutant_fresh"),
+        H + "test_warm.py::test_a_file_left_open_or_memory_mapped_while_configuring_or_collecting_keeps_every_mutant_fresh"),
     Row("warm route", "a child of the configured server whose test leaves a thread running, "
         "with an atexit handler and a finalizer that runs only at teardown",
         "the thread joined, then atexit run, then os._exit (no teardown, as the warm children)",

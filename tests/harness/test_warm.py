@@ -707,6 +707,14 @@ KEPT_OPEN = {
             "\nimport tempfile\n\nSCRATCH = tempfile.TemporaryFile()\n\n\n"
             "@pytest.fixture\ndef scratch():\n    return SCRATCH\n"),
         "configuring pytest left a file open (", ""),
+    "a conftest maps memory the tests write": (
+        "tests/conftest.py", CONFTEST + (
+            "\nimport mmap\n\nSHARED = mmap.mmap(-1, 1)\n\n\n"
+            "@pytest.fixture\ndef scratch():\n    class Once:\n"
+            "        def write(self, data):\n            assert SHARED[0] == 0\n"
+            "            SHARED[0] = 1\n\n        def seek(self, where):\n            pass\n\n"
+            "        def read(self):\n            return b'x'\n    return Once()\n"),
+        "configuring pytest mapped memory", ""),
 }
 
 KEPT_TEST = '''\
@@ -718,12 +726,13 @@ def test_what_is_written_is_read_back(scratch):
 
 
 @pytest.mark.parametrize("case", sorted(KEPT_OPEN))
-def test_a_file_configuring_or_collecting_leaves_open_keeps_every_mutant_fresh(
+def test_a_file_left_open_or_memory_mapped_while_configuring_or_collecting_keeps_every_mutant_fresh(
     project: Project, cli: Cli, case: str
 ) -> None:
-    """A file the tests' modules open and keep (read later by a test) is each fresh
-    process's own; forked children share its open file, read position included, so the
-    first child that reads it leaves the next at its end: a kill the mutant did not make.
+    """A file the tests' modules open and keep (read later by a test), or memory they map, is
+    each fresh process's own; forked children share the open file, read position included,
+    and the mapped memory, so the first child that reads the file leaves the next at its
+    end, and what one writes into the memory the next finds: a kill the mutant did not make.
     The route is refused, and the verdicts are a fresh process's (the survivor survives)."""
     path, text, words, named = KEPT_OPEN[case]
     project.write("tests/data.txt", "payload\n")

@@ -201,7 +201,8 @@ class Watch:
     also looks for any process that imported the workspace's code in the run's import
     record), a file written outside the workspace, the run's temp and home and the bytecode
     caches, a socket connected (state outside the process that a fresh process would set up
-    again before its tests, and the forked children would share). The workspace, temp and
+    again before its tests, and the forked children would share), memory mapped writable
+    (shared with every forked child). The workspace, temp and
     home are the harness's to compare after collecting. Installed once (audit hooks stay),
     it watches only while `on`, never raises; `phase` names what pytest is doing."""
 
@@ -242,6 +243,9 @@ class Watch:
                 return (f"{self.phase} started a thread outside threading, whose work no "
                         "tracer here sees")
             return None
+        if event == "mmap.__new__" and len(args) > 2 and args[2] not in (MMAP_READ, MMAP_COPY):
+            return (f"{self.phase} mapped memory that every forked child would share (a fresh "
+                    "process maps its own)")
         if event == "socket.connect" and len(args) > 1:
             address = args[1]
             shown = (f"{address[0]}:{address[1]}" if isinstance(address, tuple)
@@ -272,6 +276,7 @@ class Watch:
                 "it: what it made of those bytes would be the mutant's in a fresh process")
 
 
+MMAP_READ, MMAP_COPY = 1, 3  # mmap.ACCESS_READ and ACCESS_COPY: nothing a child writes is shared
 WRITING = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 
 
