@@ -239,14 +239,19 @@ class SourceRepo:
 
     def eol_config(self) -> tuple[str, ...]:
         """`-c key=value` pairs for the EOL settings in force here, for the workspace checkout."""
-        pairs: list[str] = []
-        for key in _EOL_KEYS:
-            try:
-                value = run_git(self.git, self.root, ["config", "--get", key]).strip()
-            except GitError:
-                continue
-            pairs += ["-c", f"{key}={value}"]
-        return tuple(pairs)
+        pattern = "^(" + "|".join(key.replace(".", "[.]") for key in _EOL_KEYS) + ")$"
+        try:  # one git for the three keys: each key's last value wins, as `--get` has it
+            listed = run_git(self.git, self.root, ["config", "-z", "--get-regexp", pattern],
+                             strip_newline_in_stdout=False)
+        except GitError:  # none is set
+            return ()
+        found: dict[str, str] = {}
+        for entry in listed.split("\0"):
+            key, _, value = entry.partition("\n")
+            if key in _EOL_KEYS:
+                found[key] = value
+        return tuple(part for key in _EOL_KEYS if key in found
+                     for part in ("-c", f"{key}={found[key]}"))
 
 
 def status_paths(changes: Iterable[str]) -> tuple[str, ...]:

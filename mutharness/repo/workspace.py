@@ -203,7 +203,7 @@ class Workspace:
         copy_tree(git_dir, self._pristine_git)
         self._git = TreeState.scan(git_dir)
         self._index = self._index_entries()
-        self._meaning = self._git_meaning()
+        self._meaning = self._git_meaning(self._index)
         self._checkout = TreeState.scan(self.root, frozenset({".git"}))
 
     def _index_entries(self) -> str:
@@ -220,11 +220,11 @@ class Workspace:
         except GitError:
             return "unreadable"
 
-    def _git_meaning(self) -> str:
+    def _git_meaning(self, index: str | None = None) -> str:
         """What the checkout's git state means, not how git stored it: every ref and its
         target, HEAD, the repository's own config values and the index's entries. A test that
         makes and deletes a tag leaves `packed-refs` rewritten and an object no ref reaches:
-        the same meaning."""
+        the same meaning. `index`: the index's entries, when just read."""
         if self._source is None:
             return ""
         git_dir = self.root / ".git"
@@ -237,7 +237,7 @@ class Workspace:
                 (git_dir / "HEAD").read_text(encoding="utf-8", errors="replace"),
                 run_git(self._source.git, self.root, [*pinned, "config", "--local", "--list", "-z"],
                      strip_newline_in_stdout=False),
-                self._index_entries(),
+                self._index_entries() if index is None else index,
             ))
         except (GitError, OSError):
             return "unreadable"

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from conftest import Completed, Project, git
-from inproc import in_process
+from inproc import in_process, kept_environ
 from liverun import Sandbox, git_status, snapshot
 
 from mutharness.digest import changed_paths
@@ -270,3 +270,45 @@ def test_a_non_ascii_anchor_that_cannot_match_a_latin_1_target_is_a_clear_zero_h
     assert "baseline:" not in done.out
     assert list(sandbox.tmpdir.iterdir()) == []
     assert changed_paths(before, snapshot(project.root)) == ()
+
+
+EOL_SETTINGS = {
+    "none set": [],
+    "autocrlf alone": [("core.autocrlf", "true")],
+    "all three": [("core.autocrlf", "input"), ("core.eol", "lf"), ("core.safecrlf", "warn")],
+    "a key given twice (the last wins)": [("core.eol", "crlf"), ("core.eol", "lf")],
+}
+
+
+@pytest.mark.parametrize("case", sorted(EOL_SETTINGS))
+def test_the_workspace_checks_out_with_each_eol_setting_git_config_get_gives(
+    tmp_path: Path, case: str
+) -> None:
+    """The end-of-line settings the workspace's checkout is given are, key by key, what
+    `git config --get` gives in the user's repository (one git call reads all three)."""
+    import os
+    import subprocess
+
+    from mutharness.repo.git import configure_git
+    from mutharness.repo.source import open_source
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    for key, value in EOL_SETTINGS[case]:
+        git(repo, "config", "--add", key, value)
+    (repo / "a.txt").write_text("a\n")
+    git(repo, "add", "a.txt")
+    git(repo, "commit", "-q", "-m", "a")
+    expected: list[str] = []
+    for key in ("core.autocrlf", "core.eol", "core.safecrlf"):
+        got = subprocess.run(["git", "config", "--get", key], cwd=repo, capture_output=True,
+                             text=True, check=False)
+        if got.returncode == 0:
+            expected += ["-c", f"{key}={got.stdout.strip()}"]
+
+    with kept_environ():  # configure_git names the git it found in the environment
+        source = open_source(repo, configure_git(os.environ["PATH"]))
+        found = source.eol_config()
+
+    assert found == tuple(expected)
