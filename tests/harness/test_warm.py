@@ -502,13 +502,16 @@ def test_where_proc_cannot_list_children_waitid_sees_a_process_left_running(
     tmp_path: Path
 ) -> None:
     """Without Linux's /proc list of a process's children, `os.waitid` tells whether one is
-    left (it neither waits for nor reaps it): none, one running, none once it is gone."""
+    left (it neither waits for nor reaps it): none, one running, none once it is gone; with
+    neither, the route cannot be proven and is refused."""
     script = tmp_path / "left.py"
     script.write_text(
         "import subprocess, sys\n\nsys.path.insert(0, sys.argv[1])\nimport _warm\n\n"
-        "_warm._child_pids = lambda: None\nprint(_warm.children_problem())\n"
-        "child = subprocess.Popen(['sleep', '30'])\nprint(_warm.children_problem())\n"
-        "print(child.poll())\nchild.kill()\nchild.wait()\nprint(_warm.children_problem())\n",
+        "_warm._child_pids = lambda: None\nprint(_warm.children_problem('collecting'))\n"
+        "child = subprocess.Popen(['sleep', '30'])\nprint(_warm.children_problem('collecting'))"
+        "\nprint(child.poll())\nchild.kill()\nchild.wait()\n"
+        "print(_warm.children_problem('collecting'))\ndel _warm.os.waitid\n"
+        "print(_warm.children_problem('collecting'))\n",
         encoding="utf-8")
     package = Path(_warm_module.__file__).parent
 
@@ -516,8 +519,11 @@ def test_where_proc_cannot_list_children_waitid_sees_a_process_left_running(
                           capture_output=True, text=True, check=True)
 
     assert done.stdout.splitlines() == [
-        "None", "a process running that every forked child would share; a fresh process "
-        "starts its own", "None", "None"], done.stderr
+        "None", "collecting left a process running that every forked child would share; a "
+        "fresh process starts its own", "None", "None",
+        "collecting may have left a process running that every forked child would share; a "
+        "fresh process starts its own (this platform cannot list a process's children)"
+    ], done.stderr
 
 
 STATEFUL = """\

@@ -486,12 +486,11 @@ def collect(request: dict[str, Any], channel: Channel, server_cwd_entry: str | N
         """Configured: returns in the collector and in each fresh child; this process
         relays and forks until the harness closes its channel, then exits."""
         threads = warm.threads_problem()
-        children = None if threads else warm.children_problem()
+        children = None if threads else warm.children_problem("configuring pytest")
         files = None if threads or children else warm.files_problem(
             opened, warm.capture_files(session.config))
         problem = tracer.watch.problem or (threads and f"configuring pytest: {threads}") or (
-            children and f"configuring pytest left {children}") or (
-            files and f"configuring pytest left {files}")
+            children) or (files and f"configuring pytest left {files}")
         if problem is not None:
             channel.send({"collected": 0, "problem": problem})
             os._exit(0)

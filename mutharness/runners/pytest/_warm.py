@@ -591,9 +591,9 @@ def collection_problem(session: Any, tracer_problem: str | None,
     threads = threads_problem()
     if threads is not None:
         return f"the collection started {threads}"
-    children = children_problem()
+    children = children_problem("the collection")
     if children is not None:
-        return f"the collection left {children}"
+        return children
     files = None if before is None else files_problem(before, capture_files(session.config))
     return None if files is None else f"the collection left {files}"
 
@@ -633,10 +633,11 @@ def _running(pid: int) -> str | None:
     return None if rest.split()[:1] == ["Z"] else name
 
 
-def children_problem() -> str | None:
-    """Why a process this one started and left running makes forked children no fresh
-    processes (None: it left none): each fresh process starts its own, and every child
+def children_problem(phase: str) -> str | None:
+    """Why a process this one started in `phase` and left running makes forked children no
+    fresh processes (None: it left none): each fresh process starts its own, and every child
     forked from here would share this one (its state, and its end when one child ends it)."""
+    shared = "that every forked child would share; a fresh process starts its own"
     pids = _child_pids()
     if pids is None:  # no /proc: any child not waited for counts
         try:
@@ -644,14 +645,13 @@ def children_problem() -> str | None:
         except ChildProcessError:
             return None
         except (AttributeError, OSError):
-            return "it cannot tell whether it left a process running"
-        return ("a process running that every forked child would share; a fresh process "
-                "starts its own")
+            return (f"{phase} may have left a process running {shared} (this platform "
+                    "cannot list a process's children)")
+        return f"{phase} left a process running {shared}"
     for pid in pids:
         name = _running(pid)
         if name is not None:
-            return (f"a process running (pid {pid}: {name[:60]}) that every forked child "
-                    "would share; a fresh process starts its own")
+            return f"{phase} left a process running (pid {pid}: {name[:60]}) {shared}"
     return None
 
 
