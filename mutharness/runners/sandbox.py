@@ -60,12 +60,6 @@ def sandboxed(
 PRIVATE = ("tmp", "home", "runtime")  # what `sandboxed` makes in a run's scratch directory
 
 
-def untouched(scratch: Path) -> bool:
-    """Whether the private places `sandboxed` made in `scratch` still hold no file."""
-    return not any(files for place in PRIVATE
-                   for _, _, files in os.walk(scratch / place))
-
-
 Places = frozenset[tuple[str, int]]  # each entry under the private places: path, lstat mode
 
 
@@ -85,6 +79,12 @@ def places(scratch: Path) -> Places:
             with os.scandir(path) as entries:
                 pending.extend(entry.path for entry in entries)
     return frozenset(found)
+
+
+def untouched(scratch: Path) -> bool:
+    """Whether the private places `sandboxed` made in `scratch` still hold nothing but
+    directories (a link counts as a file)."""
+    return all(stat.S_ISDIR(mode) for _, mode in places(scratch))
 
 
 def reset(scratch: Path, made: Places = frozenset()) -> Places:

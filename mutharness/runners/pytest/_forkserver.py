@@ -350,24 +350,12 @@ def _rewritten(key: str, warm: Any) -> bool:
     return False
 
 
-def _capture_fds(session: Any) -> tuple[int, ...]:
-    """The descriptors pytest's global capture puts back on stdout and stderr between tests
-    (its copies of the originals): a child's log must replace them too."""
-    capman = session.config.pluginmanager.getplugin("capturemanager")
-    capturing = getattr(capman, "_global_capturing", None)
-    found = []
-    for capture in (getattr(capturing, "out", None), getattr(capturing, "err", None)):
-        fd = getattr(capture, "targetfd_save", None)
-        if isinstance(fd, int):
-            found.append(fd)
-    return tuple(found)
-
-
-def _take_run(channel: Channel, told: int, request: dict[str, Any], session: Any) -> None:
+def _take_run(channel: Channel, told: int, request: dict[str, Any], saved: tuple[int, ...]
+              ) -> None:
     """In a child of a configured or collected server: lead its own session, write to the
     run's log (pytest's saved copies of stdout and stderr too), take the run's variables
     (its report and import log) and temp directory."""
-    _own_session(channel, told, request["log"], (1, 2, *_capture_fds(session)))
+    _own_session(channel, told, request["log"], (1, 2, *saved))
     os.environ.update(request["env"])
     tempfile.tempdir = None
     reopen = getattr(sys.modules.get(STARTUP), "reopen", None)
@@ -381,7 +369,7 @@ def _warm_child(request: dict[str, Any], channel: Channel, told: int, session: A
     has ended as pytest ends one: its report written, its fixtures torn down)."""
     status = 3
     try:
-        _take_run(channel, told, request, session)
+        _take_run(channel, told, request, warm.saved_streams(session.config))
         if plan is not None:
             warm.swap(live.get(plan[0], []), plan[1])
         status = warm.run_tests(session, bool(request.get("first_failure")))
@@ -402,7 +390,7 @@ def _fresh_child(told: int, asked: dict[str, Any], channel: Channel, inner: Chan
     tests, importing the mutated file, and runs them with its own loop."""
     plugin.tracer.release()
     inner.close()
-    _take_run(channel, told, asked, session)
+    _take_run(channel, told, asked, warm.saved_streams(session.config))
     plugin.fresh = True
     session.config.option.maxfail = 1 if asked.get("first_failure") else 0
     warm._restart_clock(session.config)

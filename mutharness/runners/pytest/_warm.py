@@ -27,6 +27,7 @@ pytest.
 from __future__ import annotations
 
 import _thread
+import contextlib
 import gc
 import os
 import stat
@@ -536,22 +537,35 @@ def open_files() -> Files:
     return found
 
 
+def _captures(config: Any, names: tuple[str, ...]) -> list[Any]:
+    """pytest's global capture of the streams `names` (`in_`, `out`, `err`) where it has one."""
+    capman = config.pluginmanager.getplugin("capturemanager")
+    capturing = getattr(capman, "_global_capturing", None)
+    return [found for found in (getattr(capturing, name, None) for name in names)
+            if found is not None]
+
+
+def _saved(captures: list[Any]) -> list[int]:
+    return [saved for saved in (getattr(capture, "targetfd_save", None) for capture in captures)
+            if isinstance(saved, int)]
+
+
+def saved_streams(config: Any) -> tuple[int, ...]:
+    """The descriptors pytest's global capture puts back on stdout and stderr between tests
+    (its copies of the originals): a child's log must replace them too."""
+    return tuple(_saved(_captures(config, ("out", "err"))))
+
+
 def capture_files(config: Any) -> set[int]:
     """The descriptors pytest's global capture holds (its temporary files, its copies of
     the originals): every run of pytest has them, and empties them between tests."""
-    capman = config.pluginmanager.getplugin("capturemanager")
-    capturing = getattr(capman, "_global_capturing", None)
-    found: set[int] = set()
-    for capture in (getattr(capturing, name, None) for name in ("in_", "out", "err")):
-        saved = getattr(capture, "targetfd_save", None)
-        if isinstance(saved, int):
-            found.add(saved)
+    captures = _captures(config, ("in_", "out", "err"))
+    found = set(_saved(captures))
+    for capture in captures:
         with_fileno = getattr(getattr(capture, "tmpfile", None), "fileno", None)
         if with_fileno is not None:
-            try:
+            with contextlib.suppress(OSError, ValueError):
                 found.add(int(with_fileno()))
-            except (OSError, ValueError):
-                continue
     return found
 
 
