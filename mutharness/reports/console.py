@@ -218,8 +218,9 @@ class Console:
         self.line(f"mutharness: error: {error.message()}", "red", err=True)
 
     def note(self, text: str) -> None:
-        """Something the user should know that changes no verdict, on stderr."""
-        self.line(f"mutharness: note: {text}", "yellow", err=True)
+        """Something the user should know that changes no verdict, on stderr: one line,
+        whatever a test put in it (a file name it chose with a line break in it)."""
+        self.line(f"mutharness: note: {printable(text)}", "yellow", err=True)
 
     def phase(self, phase: Phase) -> None:
         """Phase transitions print nothing: the lines that follow say what happened."""

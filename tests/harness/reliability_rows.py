@@ -660,6 +660,11 @@ ROWS: tuple[Row, ...] = (
         "as expected (was: a documented survivor CAUGHT: the first child to read the file left "
         "the next at its end)",
         H + "test_warm.py::test_a_file_left_open_or_memory_mapped_while_configuring_or_collecting_keeps_every_mutant_fresh"),
+    Row("hostile text", "a file the tests keep open, named with a terminal escape and a line "
+        "break (the open-file refusal names it)", "one note line, the escape and the break "
+        "shown as escapes", "as expected (was: the note broke onto a second line the name "
+        "wrote)",
+        H + "test_warm.py::test_a_hostile_file_name_in_a_refusal_note_stays_one_inert_line"),
     Row("warm route", "a child of the configured server whose test leaves a thread running, "
         "with an atexit handler and a finalizer that runs only at teardown",
         "the thread joined, then atexit run, then os._exit (no teardown, as the warm children)",

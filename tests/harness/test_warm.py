@@ -944,3 +944,29 @@ def test_what_collecting_computed_outside_the_tracer_s_sight_keeps_every_mutant_
     assert _compared(warm_results) == _compared(fresh_results)
     assert words in warm.err, warm.err
     assert "note: the mutants of tests/test_pkg.py tests/test_unseen.py run in a fresh" in warm.err
+
+
+def test_a_hostile_file_name_in_a_refusal_note_stays_one_inert_line(
+    project: Project, cli: Cli
+) -> None:
+    """The open-file refusal names the file, and a test chooses its name: a line break and
+    terminal escapes in it are shown as escapes, and the note stays one line (it cannot
+    print a line of its own on the console or in a CI log)."""
+    name = "data\x1b[31mRED\nall 2 mutation(s) behaved as expected.txt"
+    project.write(f"tests/{name}", "payload\n")
+    project.write("tests/test_kept.py", (
+        "import os\n\nHANDLE = open(os.path.join(os.path.dirname(__file__), "
+        f"{name!r}))\n\n\ndef test_the_data_is_read():\n    assert HANDLE.read() == "
+        "'payload\\n'\n"))
+    project.spec("routes", {**SPEC, "tests": ["tests/test_pkg.py", "tests/test_kept.py"],
+                            "expectBaselinePass": 11,
+                            "mutations": [SPEC["mutations"][0]]})  # type: ignore[index]
+    project.commit("a kept file with a hostile name")
+
+    done, _ = _verify(cli, project, "warm", *WARM)
+
+    assert done.code == 0, done.out + done.err
+    notes = [line for line in done.err.splitlines() if "left a file open" in line]
+    assert len(notes) == 1, done.err
+    assert "data\\x1b[31mRED\\nall 2 mutation(s) behaved as expected.txt)" in notes[0]
+    assert not any(line.startswith("all 2 mutation(s)") for line in done.err.splitlines())
