@@ -15,7 +15,7 @@ from mutharness.errors import FeedError, Interrupted
 from mutharness.lab.schedule import Item
 from mutharness.sweep import pid_alive
 
-POLL_S = 0.01  # how often a waiting worker looks for its next mutation
+POLL_S = 0.005  # how often a waiting worker looks for its next mutation
 LIVENESS_S = 1.0  # how often a waiting worker looks whether its parent is alive
 
 

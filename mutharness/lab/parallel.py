@@ -57,7 +57,8 @@ from mutharness.paths import plain_name
 from mutharness.repo.workspace import marked_directory
 from mutharness.sweep import sweep_stale_workspaces
 
-POLL_S = 0.05  # how often the workers' results files are read
+POLL_S = 0.01  # how often the workers' results files are looked at (a stat each; read when new):
+# an idle worker waits for this look (0.05 s cost 0.03-0.04 s per mutation handed out)
 LOG_TAIL_CHARS = 2000
 
 
