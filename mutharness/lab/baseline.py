@@ -26,6 +26,13 @@ class Baseline:
     facts: RunFacts  # the slowest of the baseline runs
     timeout_s: float
     pin: Pin
+    last: RunFacts | None = None  # the last of them, which the runner's proof run repeats
+
+    def prove(self, spec: Spec, lab: Lab, timeout_s: float) -> None:
+        """The runner's proof run against the last baseline run (`scenario.prove`); none for
+        a baseline another workspace measured (`Runner.adopt` proved it here)."""
+        if self.last is not None:
+            prove(Scenario.proof(spec, timeout_s), lab, self.last)
 
 
 class SpecStopped(Exception):
@@ -135,8 +142,9 @@ def measure(
     mutation_timeout: Callable[[float], float], rules: SkipRules,
 ) -> Baseline:
     """`observe`, then the count: passes plus approved skips must be the spec's pin (a
-    drifted count stops the spec, with the pin it measured); then the runner's proof run
-    (after every baseline run, so that it never shifts what they observe)."""
+    drifted count stops the spec, with the pin it measured). The runner's proof run comes
+    after every baseline run, so that it never shifts what they observe (`Baseline.prove`,
+    once the results show the baseline: a `-j` worker joining the spec reads it there)."""
     observed = observe(spec, lab, runs, timeout_s, isolation, rules)
     approved = len(observed.skips.approved)
     for number, facts in enumerate(observed.runs, 1):
@@ -146,5 +154,5 @@ def measure(
                 facts, observed.pin(spec),
             )
     slowest = max(observed.runs, key=lambda facts: facts.duration_s)  # sets the timeout
-    prove(Scenario.proof(spec, timeout_s), lab, observed.runs[-1])
-    return Baseline(slowest, mutation_timeout(slowest.duration_s), observed.pin(spec))
+    return Baseline(slowest, mutation_timeout(slowest.duration_s), observed.pin(spec),
+                    observed.runs[-1])

@@ -4,10 +4,12 @@ run, one CI shard's part, one mutation again, or what a `-j` parent feeds a work
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from mutharness.errors import FeedError
 from mutharness.lab.feed import Feed
+from mutharness.lab.handover import Sibling
 from mutharness.model.shards import ShardPlan
 from mutharness.model.spec import Mutation, Spec
 
@@ -38,6 +40,11 @@ class Whole:
         """Each spec's mutations, one batch per spec."""
         yield from self.planned(specs)
 
+    def measured_by(self, spec_id: str) -> Sibling | None:
+        """None: the run measures every baseline it needs."""
+        del spec_id
+        return None
+
 
 @dataclass(frozen=True)
 class Again:
@@ -57,6 +64,11 @@ class Again:
         """The chosen mutations, one batch per spec."""
         yield from self.planned(specs)
 
+    def measured_by(self, spec_id: str) -> Sibling | None:
+        """None: a re-run alone measures its own baseline."""
+        del spec_id
+        return None
+
 
 @dataclass(frozen=True)
 class Fed:
@@ -67,6 +79,8 @@ class Fed:
     own_run = False
     fed = True
     shard = None
+    # per spec, the results file of the worker that holds it too (as the feed named it)
+    sources: dict[str, Path] = field(default_factory=dict, compare=False)
 
     def planned(self, specs: Sequence[Spec]) -> list[Batch]:
         """Nothing is known up front."""
@@ -76,12 +90,21 @@ class Fed:
     def batches(self, specs: Sequence[Spec]) -> Iterator[Batch]:
         """One mutation at a time, as it is fed; one the plan lacks is refused."""
         by_id = {spec.id: spec for spec in specs}
-        for item in self.feed.items():
+        for handed in self.feed.items():
+            item = handed.item
             spec = by_id.get(item.spec)
             if spec is None or not 0 <= item.index < len(spec.mutations):
                 raise FeedError(f"{item.spec} #{item.index + 1}", "not a mutation of this "
                                 "worker's plan (its specs differ from its parent's)")
+            if handed.measured_by is not None:
+                self.sources.setdefault(item.spec, handed.measured_by)
             yield spec, (spec.mutations[item.index],)
+
+    def measured_by(self, spec_id: str) -> Sibling | None:
+        """The worker that measures `spec_id`'s baseline too, when the parent named its
+        results file with this worker's first mutation of it."""
+        source = self.sources.get(spec_id)
+        return None if source is None else Sibling(source, self.feed.parent)
 
 
 Order = Whole | Again | Fed

@@ -185,8 +185,12 @@ class _Dispatch:
                 self.ended.add(number)
                 continue
             self.owners[given] = worker
+            joins = given.spec not in self.given[worker.name]
             self.given[worker.name].setdefault(given.spec, set()).add(given.index)
-            worker.feed.give(given)
+            others = [self.workers[held] for held in schedule.holders[given.spec]
+                      if held != number]
+            # joining a spec another worker holds: its baseline may be read from that worker
+            worker.feed.give(given, others[0].job.results if joins and others else None)
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,11 @@ class Scenario:
         return cls(spec, Kind.PROOF, "proof", timeout_s)
 
     @classmethod
+    def adoption(cls, spec: Spec, timeout_s: float) -> Scenario:
+        """The run that proves another workspace's baseline here (`adopt`)."""
+        return cls(spec, Kind.PROOF, "adoption", timeout_s)
+
+    @classmethod
     def reverted(cls, spec: Spec, timeout_s: float) -> Scenario:
         """The run with the fix reverted: files that fail to load do not stop the others."""
         return cls(spec, Kind.REVERTED, "reverted", timeout_s)
@@ -139,6 +144,15 @@ def prove(scenario: Scenario, lab: Lab, baseline: RunFacts) -> None:
     workspace (what the proof run changed is reset, as after every run)."""
     lab.runner_for(scenario.spec).prove(_request(scenario, lab.workspace), baseline)
     lab.workspace.settle()
+
+
+def adopt(scenario: Scenario, lab: Lab,
+          measured: Callable[[], RunFacts | None]) -> RunFacts | None:
+    """Let the runner take another workspace's baseline (`measured`) as this one's, proven by
+    a run here (`Runner.adopt`), then settle the workspace; None: measure one here."""
+    facts = lab.runner_for(scenario.spec).adopt(_request(scenario, lab.workspace), measured)
+    lab.workspace.settle()
+    return facts
 
 
 def run_scenario(scenario: Scenario, lab: Lab) -> Ran:

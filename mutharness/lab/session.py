@@ -16,7 +16,7 @@ from mutharness.lab.ending import Ending, recorded
 from mutharness.lab.events import Listener, Phase
 from mutharness.lab.logs import RUNS, RunLogs, shown
 from mutharness.lab.order import Order, Whole
-from mutharness.lab.scenario import Lab, Scenario, run_scenario
+from mutharness.lab.scenario import Lab, Scenario, adopt, run_scenario
 from mutharness.model.pins import Pin
 from mutharness.model.results import (
     MutationResult,
@@ -185,6 +185,11 @@ class _SpecRun:
         listener.baseline_started(self.spec)
         listener.phase(Phase.BASELINE)
         options = session.plan.options
+        if self._adopted():
+            assert self.baseline is not None
+            session.save()
+            listener.baseline_finished(self.spec, self.baseline.facts, self.baseline.timeout_s)
+            return None
         try:
             self.baseline = measure(
                 self.spec, self.lab, options[BASELINE_RUNS], options[BASELINE_TIMEOUT],
@@ -199,8 +204,39 @@ class _SpecRun:
         self._depend(self.baseline.facts)
         self.pin = self.baseline.pin
         session.save()  # the results show the baseline (a -j parent shows it from there)
+        self.baseline.prove(self.spec, self.lab, options[BASELINE_TIMEOUT])
         listener.baseline_finished(self.spec, self.baseline.facts, self.baseline.timeout_s)
         return None
+
+    def _adopted(self) -> bool:
+        """Whether this spec's baseline is another `-j` worker's, which holds the spec too:
+        once that worker has measured it, this workspace's runner proves it here
+        (`scenario.adopt`); with it come its pin, its timeout and the files its verdicts
+        depend on (facts of the same commit's bytes). False: measure one here."""
+        session = self.session
+        sibling = session.order.measured_by(self.spec.id)
+        if sibling is None:
+            return False
+        parts: list[SpecResult] = []
+
+        def measured() -> RunFacts | None:
+            part = sibling.baseline(self.spec, session.plan.source.head)
+            if part is None:
+                return None
+            parts.append(part)
+            return part.baseline
+
+        scenario = Scenario.adoption(self.spec, session.plan.options[BASELINE_TIMEOUT])
+        facts = adopt(scenario, self.lab, measured)
+        if facts is None or not parts or parts[0].pin is None:
+            return False
+        part = parts[0]
+        assert part.pin is not None
+        self.baseline = Baseline(facts, part.timeout_s, part.pin)
+        self.pin = part.pin
+        self.depends_on, self.pin_depends_on = dict(part.depends_on), dict(part.pin_depends_on)
+        self.source_commit, self.absent = part.source_commit, part.absent
+        return True
 
     def _logged(self, stopped: SpecStopped) -> MutharnessError:
         """The error that stopped the baseline, naming the kept log of the run it is about."""

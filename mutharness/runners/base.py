@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
 from functools import cached_property
@@ -221,6 +221,13 @@ class Runner(Protocol):
     def prove(self, request: RunRequest, baseline: RunFacts) -> None:
         """After a green `baseline` of `request`'s tests, make later runs of them faster where
         the runner can show they give the same facts (the warm runner's forked proof run)."""
+        ...
+
+    def adopt(self, request: RunRequest,
+              measured: Callable[[], RunFacts | None]) -> RunFacts | None:
+        """Another workspace's green baseline of `request`'s tests (`measured`: waits for it,
+        None when there is none) taken as this one's where the runner proves, by a run in
+        this workspace, that it gives the same facts here; None: measure one here."""
         ...
 
     def isolation_problem(self, facts: RunFacts, files: SpecFiles) -> MutharnessError | None:

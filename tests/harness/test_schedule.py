@@ -133,12 +133,12 @@ def test_a_feed_hands_over_whole_lines_only_and_ends(tmp_path: Path) -> None:
     with (tmp_path / "feed.jsonl").open("a", encoding="utf-8") as half:
         half.write('{"spec": "b", "ind')  # the parent's next line, half written
     items = feed.items()
-    assert next(items) == Item("a", 2)
+    assert next(items).item == Item("a", 2)
     with (tmp_path / "feed.jsonl").open("a", encoding="utf-8") as rest:
         rest.write('ex": 0}\n')
     feed.end()
 
-    assert list(items) == [Item("b", 0)]
+    assert [handed.item for handed in items] == [Item("b", 0)]
 
 
 def test_a_feed_line_that_is_not_a_mutation_is_an_error_naming_it(tmp_path: Path) -> None:

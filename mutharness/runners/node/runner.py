@@ -6,7 +6,7 @@ import os
 import re
 import shutil
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -175,6 +175,12 @@ class NodeRunner:
 
     def prove(self, request: RunRequest, baseline: RunFacts) -> None:
         """Nothing to prove: every node run is a fresh process."""
+
+    def adopt(self, request: RunRequest,
+              measured: Callable[[], RunFacts | None]) -> RunFacts | None:
+        """Never: without a faster run to prove, a workspace measures its own baseline."""
+        del request, measured
+        return None
 
     def close(self) -> None:
         """Nothing outlives a run of this runner."""

@@ -10,7 +10,7 @@ import re
 import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -80,10 +80,20 @@ class PytestFacts:
     imports: ImportRecord = field(default_factory=ImportRecord)
     config_file: str | None = None  # the pytest configuration file the run used
     distributed: bool = False  # pytest-xdist ran the tests in worker processes (-n)
+    # a run without a mutant: the (module, repo-relative file) pairs it loaded from the
+    # workspace, as the results keep them (a -j worker proves its own workspace against them)
+    modules: tuple[tuple[str, str], ...] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """The facts the results file keeps (the import record is summarised by `loaded`)."""
-        return {"pytest_exit": self.pytest_exit, "config_file": self.config_file}
+        """The facts the results file keeps (a mutant's import record is summarised by
+        `loaded`; a baseline's modules from the workspace are kept)."""
+        document: dict[str, Any] = {"pytest_exit": self.pytest_exit,
+                                    "config_file": self.config_file}
+        if self.distributed:
+            document["distributed"] = True
+        if self.modules is not None:
+            document["modules"] = [list(pair) for pair in self.modules]
+        return document
 
     def inputs(self) -> tuple[str, ...]:
         """The checkout's files the run read as configuration: pytest's config file."""
@@ -428,6 +438,38 @@ class PytestRunner:
         else:
             self.warm_proven.add(request.tests)
 
+    def adopt(self, request: RunRequest,
+              measured: Callable[[], RunFacts | None]) -> RunFacts | None:
+        """Another workspace's green baseline of `request`'s tests (`measured`, read back from
+        its results, waited for once the tests are collected here) made this one's, when a
+        run of them in this workspace's collected server gives the same facts (its modules
+        from the workspace as recorded): the warm route proven here as there, without a
+        fresh baseline of its own. None when it cannot be (not the warm route, a server that
+        cannot serve, any difference): then this workspace measures its own."""
+        if self.warm_dir is None or request.tests in self.warm_refused:
+            return None
+        try:
+            collected = self._collect(request)  # while the other measures its baseline
+        except (ServerUnusable, OSError) as error:
+            self._refuse_warm(request.tests, f"the warm server could not serve them: "
+                              f"{_reason(error)}")
+            return None
+        recorded = measured()
+        baseline = _read_back(recorded) if recorded is not None else None
+        if baseline is None or baseline.timed_out or _distributed(baseline):
+            return None
+        try:
+            warm = self._run(request, request.scratch, None, collected)
+        except (ServerUnusable, OSError) as error:
+            self._refuse_warm(request.tests, f"the warm server could not serve them: "
+                              f"{_reason(error)}")
+            return None
+        if differences(baseline, warm, request.cwd) is not None:
+            return None
+        self.warm_proven.add(request.tests)
+        return replace(baseline, extension=replace(_pytest_facts(baseline),
+                                                   imports=_imports(warm)))
+
     def _stop_server(self) -> None:
         if self.server is not None:
             self.server.close()
@@ -618,6 +660,7 @@ class PytestRunner:
             # The probe writes at session end, like the report plugin: a report without it was
             # written by something else (a test forging one, then os._exit) or cut short.
             state = ReportState.UNFINISHED
+        imports = read_record(scratch / "imports", probe)
         return RunFacts(
             runner=NAME,
             exit_status=result.returncode,
@@ -637,9 +680,10 @@ class PytestRunner:
             route=route,
             extension=PytestFacts(
                 pytest_exit=int(document["exitcode"]) if "exitcode" in document else None,
-                imports=read_record(scratch / "imports", probe),
+                imports=imports,
                 config_file=_config_name(probe.get("inipath"), cwd),
                 distributed=bool(probe.get("distributed")),
+                modules=None if request.mutant else tuple(sorted(loaded_below(imports, cwd))),
             ),
         )
 
@@ -751,7 +795,7 @@ def differences(fresh: RunFacts, forked: RunFacts, cwd: Path) -> str | None:
         ("report", lambda facts: facts.report),
         ("collection errors", lambda facts: facts.collection_errors),
         ("pytest's exit code, config file or xdist use", extension),
-        ("modules loaded from the workspace", lambda facts: loaded_below(_imports(facts), cwd)),
+        ("modules loaded from the workspace", lambda facts: _modules(facts, cwd)),
     )
     for what, fact in compared:
         if fact(fresh) != fact(forked):
@@ -769,6 +813,39 @@ def _brief(value: object) -> str:
 def _imports(facts: RunFacts) -> ImportRecord:
     extension = facts.extension
     return extension.imports if isinstance(extension, PytestFacts) else ImportRecord()
+
+
+def _pytest_facts(facts: RunFacts) -> PytestFacts:
+    extension = facts.extension
+    assert isinstance(extension, PytestFacts)
+    return extension
+
+
+def _read_back(facts: RunFacts) -> RunFacts | None:
+    """A baseline's facts read back from a results file with pytest's part of them as this
+    runner keeps it (None when the record lacks what a proof compares: its modules)."""
+    recorded = facts.extension.to_json()
+    exit_code, config, modules = (recorded.get("pytest_exit"), recorded.get("config_file"),
+                                  recorded.get("modules"))
+    if (facts.runner != NAME or not isinstance(modules, list)
+            or not all(isinstance(pair, list) and len(pair) == 2
+                       and all(isinstance(part, str) for part in pair) for pair in modules)
+            or not (exit_code is None or type(exit_code) is int)
+            or not (config is None or isinstance(config, str))):
+        return None
+    return replace(facts, extension=PytestFacts(
+        pytest_exit=exit_code, config_file=config,
+        distributed=recorded.get("distributed") is True,
+        modules=tuple((module, file) for module, file in modules),
+    ))
+
+
+def _modules(facts: RunFacts, cwd: Path) -> frozenset[tuple[str, str]]:
+    """The (module, repo-relative file) pairs a run loaded from the workspace at `cwd`."""
+    extension = facts.extension
+    if isinstance(extension, PytestFacts) and extension.modules is not None:
+        return frozenset(extension.modules)
+    return loaded_below(_imports(facts), cwd)
 
 
 _PROBE_CODE = """\
