@@ -30,6 +30,7 @@ from mutharness.model.spec import Mutation, Spec
 from mutharness.model.verdict import (
     Classification,
     Verdict,
+    baseline_problem,
     classify,
     meets_expectation,
     skip_reasons,
@@ -226,14 +227,18 @@ class _SpecRun:
             parts.append(part)
             return part.baseline
 
-        scenario = Scenario.adoption(self.spec, session.plan.options[BASELINE_TIMEOUT])
-        facts = adopt(scenario, self.lab, measured)
+        options = session.plan.options
+        facts = adopt(Scenario.adoption(self.spec, options[BASELINE_TIMEOUT]), self.lab, measured)
         if facts is None or not parts or parts[0].pin is None:
             return False
-        part = parts[0]
-        assert part.pin is not None
-        self.baseline = Baseline(facts, part.timeout_s, part.pin)
-        self.pin = part.pin
+        part, measured_pin = parts[0], parts[0].pin
+        # the count and the timeout derived here from the facts proven, never copied
+        pin = Pin(self.spec.path, self.spec.expect_baseline_pass, facts.passed,
+                  measured_pin.approved, measured_pin.unlisted)
+        if baseline_problem(facts, self.spec.expect_baseline_pass, len(pin.approved)):
+            return False
+        self.baseline = Baseline(facts, options.mutation_timeout(facts.duration_s), pin)
+        self.pin = pin
         self.depends_on, self.pin_depends_on = dict(part.depends_on), dict(part.pin_depends_on)
         self.source_commit, self.absent = part.source_commit, part.absent
         return True

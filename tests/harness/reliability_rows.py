@@ -677,6 +677,16 @@ ROWS: tuple[Row, ...] = (
     Row("-j", "-j 2 against -j 1", "the same console lines, results and evidence bytes; two "
         "workspaces", "as expected",
         H + "test_parallel.py::test_j2_shows_the_console_results_and_evidence_of_j1"),
+    Row("-j", "a worker joining a spec the other worker holds (warm route)", "takes the other's "
+        "baseline once a run in its own workspace gives the same facts; no fresh baseline of its "
+        "own; the results those of -j 1", "as expected: one fresh baseline in two workspaces "
+        "(red: two)",
+        H + "test_handover.py::test_a_joining_worker_proves_the_other_workers_baseline_in_its_workspace_and_measures_none"),
+    Row("-j", "a test that passes only in the workspace that ran it first, under -j 2",
+        "the joining worker's proof differs, so it measures its own baseline (red): the spec has "
+        "no verdict", "as expected (with the proof left out: both mutants given verdicts, one "
+        "CAUGHT by the workspace, not the mutant)",
+        H + "test_handover.py::test_a_baseline_that_holds_only_in_the_first_workspace_is_never_a_second_workers"),
     Row("-j", "-j 2 with its results file inside the tree", "no dirty tree for the workers",
         "as expected (was refused by each worker)",
         H + "test_parallel.py::test_j2_writing_its_results_inside_the_tree_is_not_a_dirty_tree_to_its_workers"),
