@@ -16,7 +16,6 @@ from mutharness.errors import (
     SpecProblem,
     WorkspaceError,
 )
-from mutharness.lock import repository_lock
 from mutharness.model.affected import Records, Selection, select
 from mutharness.model.rederive import Tree, TreeBytes
 from mutharness.model.results import (
@@ -323,6 +322,7 @@ def locked(prepared: Prepared) -> AbstractContextManager[None]:
     """The repository lock, then the sweep of what runs killed outright left behind."""
     @contextmanager
     def held() -> Iterator[None]:
+        from mutharness.lock import repository_lock  # filelock: never in a -j worker
         with repository_lock(prepared.run_dir, prepared.options[LOCK_TIMEOUT]):
             sweep_stale_workspaces(prepared.temp_dir)
             yield
@@ -359,6 +359,7 @@ def record_refusal(json_path: Path | None, start: Path, command: tuple[str, ...]
             keep_previous(path)
             write_results(record, path)
             return
+        from mutharness.lock import repository_lock
         with repository_lock(run_dir, 0):
             keep_previous(path)
             write_results(record, path)

@@ -7,9 +7,8 @@ import sys
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mutharness.commands.finish import finish
 from mutharness.commands.prepare import (
     Inherited,
     Prepared,
@@ -32,13 +31,15 @@ from mutharness.errors import (
 from mutharness.lab.events import Listener
 from mutharness.lab.feed import Feed
 from mutharness.lab.order import Fed, Whole
-from mutharness.lab.parallel import Parallel, WorkerJob, scratch_directory
 from mutharness.lab.session import Plan, Session
 from mutharness.model.results import RunResult, keep_previous, write_results
 from mutharness.model.shards import Shard, ShardPlan
-from mutharness.reports.console import Console
-from mutharness.reports.outputs import Reports
 from mutharness.signals import interrupts
+
+if TYPE_CHECKING:  # a -j worker (`execute` alone) imports neither the reports nor -j's parent
+    from mutharness.lab.parallel import Parallel
+    from mutharness.reports.console import Console
+    from mutharness.reports.outputs import Reports
 
 
 def run(
@@ -71,6 +72,7 @@ def run(
     with interrupts():
         result = execute(settings, console, os.environ)
     try:
+        from mutharness.commands.finish import finish
         return int(finish(result, console, evidence_dir, template_dir, reports))
     except OutputClosed as closed:
         return int(closed.exit_code)
@@ -139,6 +141,7 @@ def _parallel(settings: Settings, prepared: Prepared, plan: Plan, jobs: int,
               shard: ShardPlan | None) -> Parallel:
     """`jobs` workers, each handed the run's mutations (a shard's, with `--shard`) one at a
     time (`verify -j`)."""
+    from mutharness.lab.parallel import Parallel, WorkerJob, scratch_directory
     scratch = scratch_directory(prepared.temp_dir)
     workers = []
     for index in range(1, jobs + 1):

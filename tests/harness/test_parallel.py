@@ -419,3 +419,16 @@ def test_a_second_signal_ends_a_j2_run_at_once_and_its_workers_with_it(
     assert child.returncode == 130, out + err
     assert _workers(temp) == []
     assert git(project.root, "status", "--porcelain") == ""  # the user's tree is never touched
+
+
+def test_a_worker_imports_neither_the_lock_nor_the_command_line_nor_the_reports() -> None:
+    """A -j worker runs under its parent's lock and writes only its results file: what it
+    starts with is what its first mutation waits for."""
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import sys, mutharness.commands.worker; print(' '.join(sorted("
+         "name for name in sys.modules if name.split('.')[0] in ('filelock', 'click', 'jinja2')"
+         " or name.startswith(('mutharness.reports', 'mutharness.lab.parallel', "
+         "'mutharness.lock', 'mutharness.commands.finish')))))"],
+        capture_output=True, text=True, check=True)
+
+    assert loaded.stdout.split() == []
