@@ -61,6 +61,28 @@ def test_runs_where_it_first_ran():
     assert first.read_text(encoding="utf-8") == os.getcwd()
 '''
 
+# the same, but only where the module was imported by the process that runs the test: a fresh
+# process, or a child that collects the tests afresh; a warm child (forked once collected)
+# never checks
+WHERE_COLLECTED = """\
+import os
+from pathlib import Path
+
+IMPORTED_BY = os.getpid()
+
+
+def test_runs_where_it_first_ran_when_collected_here():
+    if os.getpid() != IMPORTED_BY:
+        return
+    first = Path(os.environ["MH_SPY"], "first-cwd")
+    try:
+        with open(first, "x", encoding="utf-8") as made:
+            made.write(os.getcwd())
+    except FileExistsError:
+        pass
+    assert first.read_text(encoding="utf-8") == os.getcwd()
+"""
+
 
 def _runs(spy: Path) -> list[tuple[str, str, str]]:
     lines = (spy / "runs").read_text(encoding="utf-8").splitlines()
@@ -131,6 +153,34 @@ def test_a_baseline_that_holds_only_in_the_first_workspace_is_never_a_second_wor
     assert done.code != 0, done.out + done.err
     assert spec["mutations"] == []
     assert "its baseline was refused in worker" in spec["error"], spec["error"]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the warm route forks")
+def test_a_baseline_that_holds_in_the_second_workspace_only_for_warm_children_is_not_taken(
+    make_project: MakeProject, cli: Cli, tmp_path: Path
+) -> None:
+    spec = default_spec(tests=["tests/test_calc.py", "tests/test_where.py"],
+                        expectBaselinePass=5)
+    spec["mutations"][1] = {  # module-level: the second worker runs it in a child that
+        "name": "the module's docstring",  # collects the tests afresh
+        "file": "src/calc.py", "anchor": '"""A tiny module under test."""',
+        "replacement": '"""A tiny module under test!"""', "expectCaught": False}
+    project = make_project(spec=spec)
+    project.write("tests/test_where.py", WHERE_COLLECTED)
+    project.commit("a test that passes only where it first ran, checked when collected there")
+    spy = tmp_path / "spy"
+    spy.mkdir()
+
+    done = cli(project.root, "verify", "specs/calc.json", "-j", "2",
+               env={**os.environ, "MH_SPY": str(spy)})
+
+    # a warm child in the second workspace passes it, a child collecting afresh there fails:
+    # that workspace's own baseline is red, and the run has no verdict (the docstring's
+    # mutant CAUGHT there would be the workspace's kill, not the mutant's)
+    [part] = json.loads((project.root / ".mutharness/results.json").read_text("utf-8"))["specs"]
+    assert done.code != 0, done.out + done.err
+    assert part["mutations"] == []
+    assert "its baseline was refused in worker" in part["error"], part["error"]
 
 
 def _recorded() -> RunResult:

@@ -417,7 +417,8 @@ def collect(request: dict[str, Any], channel: Channel, server_cwd_entry: str | N
     fresh whose file nothing loaded or read while pytest configured runs in a child of this
     configured state instead (`{"fresh": why, "pid": N}`): it collects the tests, importing
     the mutated file, as a fresh process would, without Python's start, pytest's import and
-    its configuring again."""
+    its configuring again; so does `{"configured": true}`, the unmutated tests' run that
+    proves that route in a workspace whose baseline another measured."""
     _become(request["collect"], server_cwd_entry, boot)
     import _mutharness_warm as warm  # type: ignore[import-not-found]
 
@@ -506,6 +507,12 @@ def collect(request: dict[str, Any], channel: Channel, server_cwd_entry: str | N
             asked = channel.receive()
             if asked is None:
                 break
+            if asked.get("configured"):  # the unmutated tests collected afresh: a proof
+                told = _split(channel, {"fresh": "asked for"})
+                if told is not None:
+                    _fresh_child(told, asked, channel, inner, session, plugin, warm)
+                    return
+                continue
             inner.send(asked)
             answer = inner.receive()
             if answer is None:  # the collector is gone, and so is this server

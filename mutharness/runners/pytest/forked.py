@@ -185,6 +185,13 @@ class ForkServer:
                            message={"mutant": None if mutant is None else str(mutant),
                                     "first_failure": first_failure})
 
+    def run_configured(self, *, env: Mapping[str, str], log_path: Path,
+                       timeout_s: float) -> Served:
+        """A run of the unmutated tests in a child of the configured server that collects
+        them afresh (the route of a mutant the collected tests cannot run)."""
+        return self._serve((), cwd=Path(), env=env, log_path=log_path, timeout_s=timeout_s,
+                           message={"configured": True, "first_failure": False})
+
     def run(
         self, args: Sequence[str], *, cwd: Path, env: Mapping[str, str], log_path: Path,
         timeout_s: float,

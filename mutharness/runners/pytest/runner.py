@@ -441,15 +441,19 @@ class PytestRunner:
     def adopt(self, request: RunRequest,
               measured: Callable[[], RunFacts | None]) -> RunFacts | None:
         """Another workspace's green baseline of `request`'s tests (`measured`, read back from
-        its results, waited for once the tests are collected here) made this one's, when a
-        run of them in this workspace's collected server gives the same facts (its modules
-        from the workspace as recorded): the warm route proven here as there, without a
-        fresh baseline of its own. None when it cannot be (not the warm route, a server that
-        cannot serve, any difference): then this workspace measures its own."""
+        its results, waited for once the tests are collected and run here) made this one's,
+        when their runs here by both routes of the collected server, a warm child and a child
+        of the configured state that collects them afresh, each give the same facts (its
+        modules from the workspace as recorded): without a fresh baseline of its own. None
+        when it cannot be (not the warm route, a server that cannot serve, any difference):
+        then this workspace measures its own."""
         if self.warm_dir is None or request.tests in self.warm_refused:
             return None
-        try:
-            collected = self._collect(request)  # while the other measures its baseline
+        try:  # while the other worker measures its baseline: collected, then both proofs
+            collected = self._collect(request)
+            warm = self._run(request, request.scratch, None, collected)
+            configured = self._run(request, _fresh(request.scratch / "configured"), None,
+                                   collected, configured=True)
         except (ServerUnusable, OSError) as error:
             self._refuse_warm(request.tests, f"the warm server could not serve them: "
                               f"{_reason(error)}")
@@ -458,13 +462,11 @@ class PytestRunner:
         baseline = _read_back(recorded) if recorded is not None else None
         if baseline is None or baseline.timed_out or _distributed(baseline):
             return None
-        try:
-            warm = self._run(request, request.scratch, None, collected)
-        except (ServerUnusable, OSError) as error:
-            self._refuse_warm(request.tests, f"the warm server could not serve them: "
-                              f"{_reason(error)}")
-            return None
-        if differences(baseline, warm, request.cwd) is not None:
+        # each route a mutant may take here, run unmutated here, as the other's fresh process:
+        # a warm child (the collected tests) and a child that collects them afresh (a fresh
+        # process's run but for Python's start, pytest's import and configuring)
+        if any(differences(baseline, run, request.cwd) is not None
+               for run in (warm, configured)):
             return None
         self.warm_proven.add(request.tests)
         return replace(baseline, extension=replace(_pytest_facts(baseline),
@@ -624,7 +626,7 @@ class PytestRunner:
             self.proven.add(request.tests)
 
     def _run(self, request: RunRequest, scratch: Path, server: ForkServer | None,
-             collected: _Collected | None = None) -> RunFacts:
+             collected: _Collected | None = None, configured: bool = False) -> RunFacts:
         cwd = request.cwd
         report = scratch / "report.json"
         bytecode.forget(self.pycache, cwd)  # the workspace's bytecode is never reused: never stale
@@ -637,7 +639,9 @@ class PytestRunner:
         result: process.ProcessResult | None = None
         if collected is not None:  # its child has the server's temp, home and start-up
             collected.reset()
-            served = collected.server.run_collected(
+            served = collected.server.run_configured(
+                log_path=scratch / "pytest.log", timeout_s=request.timeout_s,
+                env=_outputs(scratch)) if configured else collected.server.run_collected(
                 cwd / request.mutated if request.mutated is not None else None,
                 request.first_failure, log_path=scratch / "pytest.log",
                 timeout_s=request.timeout_s, env=_outputs(scratch))
