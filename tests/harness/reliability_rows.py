@@ -687,6 +687,12 @@ ROWS: tuple[Row, ...] = (
         "no verdict", "as expected (with the proof left out: both mutants given verdicts, one "
         "CAUGHT by the workspace, not the mutant)",
         H + "test_handover.py::test_a_baseline_that_holds_only_in_the_first_workspace_is_never_a_second_workers"),
+    Row("-j", "a test that checks its workspace only in a process that imported it (fresh, or "
+        "collecting afresh), under -j 2, an import-time survivor in the second worker",
+        "the joining worker's child that collects afresh differs, so it measures its own "
+        "baseline (red): no verdict", "as expected (was, with a warm child's proof alone: the "
+        "survivor CAUGHT by the workspace's test; found by trying python-slugify)",
+        H + "test_handover.py::test_a_baseline_that_holds_in_the_second_workspace_only_for_warm_children_is_not_taken"),
     Row("-j", "-j 2 with its results file inside the tree", "no dirty tree for the workers",
         "as expected (was refused by each worker)",
         H + "test_parallel.py::test_j2_writing_its_results_inside_the_tree_is_not_a_dirty_tree_to_its_workers"),
