@@ -205,8 +205,8 @@ class _SpecRun:
         self._depend(self.baseline.facts)
         self.pin = self.baseline.pin
         session.save()  # the results show the baseline (a -j parent shows it from there)
-        self.baseline.prove(self.spec, self.lab, options[BASELINE_TIMEOUT])
         listener.baseline_finished(self.spec, self.baseline.facts, self.baseline.timeout_s)
+        self.baseline.prove(self.spec, self.lab, options[BASELINE_TIMEOUT])  # its note after
         return None
 
     def _adopted(self) -> bool:

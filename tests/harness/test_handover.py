@@ -6,11 +6,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import Completed, Project, default_spec, git
@@ -181,6 +183,28 @@ def test_a_baseline_that_holds_in_the_second_workspace_only_for_warm_children_is
     assert done.code != 0, done.out + done.err
     assert part["mutations"] == []
     assert "its baseline was refused in worker" in part["error"], part["error"]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the warm route forks")
+def test_an_xdist_suite_under_j2_shows_the_console_of_j1(
+    make_project: MakeProject, cli: Cli, make_venv: Callable[..., Any], tool_site: Path
+) -> None:
+    project = make_project()
+    project.write("pyproject.toml", '[tool.pytest.ini_options]\npythonpath = ["src"]\n'
+                                    'addopts = "-n 2"\n')
+    project.commit("xdist workers")
+    venv = make_venv("xdist", tools=tool_site)
+
+    one, two = (cli(project.root, "verify", "specs/calc.json", "-j", jobs,
+                    "--python", str(venv.python)) for jobs in ("1", "2"))
+
+    assert one.code == 0 and two.code == 0, one.out + one.err + two.out + two.err
+    # the joining worker's server cannot collect an xdist suite: that is no note of its own,
+    # the baseline's proof gives the one -j 1 gives (xdist), once
+    timeless = [re.sub(r"\(\d+\.\d\d s\)", "(T s)", done.out) for done in (one, two)]
+    assert timeless[1] == timeless[0]
+    assert two.err == one.err
+    assert two.err.count("note:") == 1 and "pytest-xdist" in two.err, two.err
 
 
 def _recorded() -> RunResult:

@@ -454,9 +454,10 @@ class PytestRunner:
             warm = self._run(request, request.scratch, None, collected)
             configured = self._run(request, _fresh(request.scratch / "configured"), None,
                                    collected, configured=True)
-        except (ServerUnusable, OSError) as error:
-            self._refuse_warm(request.tests, f"the warm server could not serve them: "
-                              f"{_reason(error)}")
+        except (ServerUnusable, OSError):
+            # no note: measured here, the baseline's proof says why, as under -j 1 (an xdist
+            # suite, say, is refused for its xdist, which only the baseline tells)
+            self._stop_collected()
             return None
         recorded = measured()
         baseline = _read_back(recorded) if recorded is not None else None
