@@ -26,13 +26,11 @@ class Baseline:
     facts: RunFacts  # the slowest of the baseline runs
     timeout_s: float
     pin: Pin
-    last: RunFacts | None = None  # the last of them, which the runner's proof run repeats
+    last: RunFacts  # the last of them, which the runner's proof run repeats
 
     def prove(self, spec: Spec, lab: Lab, timeout_s: float) -> None:
-        """The runner's proof run against the last baseline run (`scenario.prove`); none for
-        a baseline another workspace measured (`Runner.adopt` proved it here)."""
-        if self.last is not None:
-            prove(Scenario.proof(spec, timeout_s), lab, self.last)
+        """The runner's proof run against the last baseline run (`scenario.prove`)."""
+        prove(Scenario.proof(spec, timeout_s), lab, self.last)
 
 
 class SpecStopped(Exception):

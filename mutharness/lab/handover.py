@@ -25,14 +25,16 @@ class Sibling:
     results: Path
     parent: int | None = None
 
-    def baseline(self, spec: Spec, commit: str) -> SpecResult | None:
+    def baseline(self, spec: Spec, commit: str, patience_s: float) -> SpecResult | None:
         """Its part of `spec` once that holds a measured baseline of the same spec bytes at
         `commit`; None when it will not (its baseline refused, its run ended or stopped
-        without one, another commit or spec). Raises Interrupted (SIGTERM) when the parent
-        is gone, as a waiting feed does."""
+        without one, another commit or spec) or has not within `patience_s` (a file that
+        never becomes a results file). Raises Interrupted (SIGTERM) when the parent is gone,
+        as a waiting feed does."""
         checked = time.monotonic() - LIVENESS_S
+        deadline = time.monotonic() + patience_s
         stamp: tuple[int, int, int] | None = None
-        while True:
+        while time.monotonic() < deadline:
             try:
                 stat = self.results.stat()
                 now = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
@@ -55,3 +57,4 @@ class Sibling:
                 if not pid_alive(self.parent):
                     raise Interrupted(signal.SIGTERM)
             time.sleep(POLL_S)
+        return None

@@ -212,32 +212,37 @@ class _SpecRun:
     def _adopted(self) -> bool:
         """Whether this spec's baseline is another `-j` worker's, which holds the spec too:
         once that worker has measured it, this workspace's runner proves it here
-        (`scenario.adopt`); with it come its pin, its timeout and the files its verdicts
-        depend on (facts of the same commit's bytes). False: measure one here."""
+        (`scenario.adopt`). The count is judged again and the timeout checked against the
+        facts proven; the skips it approved and the files its verdicts depend on come with
+        it (facts of the same commit's bytes). False: measure one here."""
         session = self.session
         sibling = session.order.measured_by(self.spec.id)
         if sibling is None:
             return False
+        options = session.plan.options
         parts: list[SpecResult] = []
+        # as long as its baseline runs may take, and a minute: then this worker measures
+        patience_s = options[BASELINE_TIMEOUT] * options[BASELINE_RUNS] + 60.0
 
         def measured() -> RunFacts | None:
-            part = sibling.baseline(self.spec, session.plan.source.head)
-            if part is None:
+            part = sibling.baseline(self.spec, session.plan.source.head, patience_s)
+            if part is None or part.pin is None:
                 return None
             parts.append(part)
             return part.baseline
 
-        options = session.plan.options
         facts = adopt(Scenario.adoption(self.spec, options[BASELINE_TIMEOUT]), self.lab, measured)
-        if facts is None or not parts or parts[0].pin is None:
+        if facts is None or not parts:
             return False
         part, measured_pin = parts[0], parts[0].pin
-        # the count and the timeout derived here from the facts proven, never copied
+        assert measured_pin is not None
         pin = Pin(self.spec.path, self.spec.expect_baseline_pass, facts.passed,
                   measured_pin.approved, measured_pin.unlisted)
-        if baseline_problem(facts, self.spec.expect_baseline_pass, len(pin.approved)):
+        # the timeout its sibling uses (its unrounded duration), when the facts proven give it
+        if baseline_problem(facts, self.spec.expect_baseline_pass, len(pin.approved)) or (
+                abs(options.mutation_timeout(facts.duration_s) - part.timeout_s) > 0.1 + 1e-9):
             return False
-        self.baseline = Baseline(facts, options.mutation_timeout(facts.duration_s), pin)
+        self.baseline = Baseline(facts, part.timeout_s, pin, facts)
         self.pin = pin
         self.depends_on, self.pin_depends_on = dict(part.depends_on), dict(part.pin_depends_on)
         self.source_commit, self.absent = part.source_commit, part.absent

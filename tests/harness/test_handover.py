@@ -239,7 +239,7 @@ def test_a_siblings_results_give_its_baseline_only_when_it_measured_this_spec_at
     change, given = SIBLING_PARTS[case]
     spec = recorded.specs[0].spec
 
-    part = _sibling_with(tmp_path, change(recorded)).baseline(spec, recorded.commit)
+    part = _sibling_with(tmp_path, change(recorded)).baseline(spec, recorded.commit, 60)
 
     assert (part is not None) is given
     if part is not None:
@@ -257,7 +257,19 @@ def test_a_worker_waiting_for_a_siblings_baseline_stops_as_if_terminated_when_it
         parent=int(gone.stdout))
 
     with pytest.raises(Interrupted):
-        waiting.baseline(recorded.specs[0].spec, recorded.commit)
+        waiting.baseline(recorded.specs[0].spec, recorded.commit, 60)
+
+
+def test_a_worker_stops_waiting_for_a_file_that_never_becomes_a_siblings_results(
+    tmp_path: Path
+) -> None:
+    recorded = _recorded()
+    (tmp_path / "sibling.json").write_text('{"schema": 1, "specs": [', "utf-8")  # never whole
+
+    part = Sibling(tmp_path / "sibling.json").baseline(recorded.specs[0].spec,
+                                                      recorded.commit, 0.2)
+
+    assert part is None  # this worker measures its own
 
 
 def test_a_feed_line_names_the_results_file_a_joining_worker_reads_its_baseline_from(
