@@ -47,13 +47,7 @@ def spied():
         log.write(f"{os.getcwd()}\\t{'forked' if forked else 'fresh'}\\t{source}\\n")
     yield
 '''
-# a test that passes only in the workspace that ran it first
-WHERE = '''\
-import os
-from pathlib import Path
-
-
-def test_runs_where_it_first_ran():
+CLAIM = """\
     first = Path(os.environ["MH_SPY"], "first-cwd")
     try:
         with open(first, "x", encoding="utf-8") as made:
@@ -61,12 +55,19 @@ def test_runs_where_it_first_ran():
     except FileExistsError:
         pass
     assert first.read_text(encoding="utf-8") == os.getcwd()
-'''
+"""
+# a test that passes only in the workspace that ran it first
+WHERE = f"""\
+import os
+from pathlib import Path
 
+
+def test_runs_where_it_first_ran():
+{CLAIM}"""
 # the same, but only where the module was imported by the process that runs the test: a fresh
 # process, or a child that collects the tests afresh; a warm child (forked once collected)
 # never checks
-WHERE_COLLECTED = """\
+WHERE_COLLECTED = f"""\
 import os
 from pathlib import Path
 
@@ -76,14 +77,7 @@ IMPORTED_BY = os.getpid()
 def test_runs_where_it_first_ran_when_collected_here():
     if os.getpid() != IMPORTED_BY:
         return
-    first = Path(os.environ["MH_SPY"], "first-cwd")
-    try:
-        with open(first, "x", encoding="utf-8") as made:
-            made.write(os.getcwd())
-    except FileExistsError:
-        pass
-    assert first.read_text(encoding="utf-8") == os.getcwd()
-"""
+{CLAIM}"""
 
 
 def _runs(spy: Path) -> list[tuple[str, str, str]]:
@@ -143,18 +137,21 @@ def test_a_baseline_that_holds_only_in_the_first_workspace_is_never_a_second_wor
         tests=["tests/test_calc.py", "tests/test_where.py"], expectBaselinePass=5))
     project.write("tests/test_where.py", WHERE)
     project.commit("a test that passes only where it first ran")
-    spy = tmp_path / "spy"
-    spy.mkdir()
-
-    done = cli(project.root, "verify", "specs/calc.json", "-j", "2",
-               "--pytest-runner", runner, env={**os.environ, "MH_SPY": str(spy)})
-
     # the second workspace's own baseline is red: the run has no verdict (a kill by
     # test_runs_where_it_first_ran there would be the workspace's, not the mutant's)
-    [spec] = json.loads((project.root / ".mutharness/results.json").read_text("utf-8"))["specs"]
+    _assert_j2_gives_no_verdict(project, cli, tmp_path, "--pytest-runner", runner)
+
+
+def _assert_j2_gives_no_verdict(project: Project, cli: Cli, tmp_path: Path, *args: str) -> None:
+    """`-j 2` of the calc spec refuses it: the workers' baselines disagreed, no verdict."""
+    spy = tmp_path / "spy"
+    spy.mkdir()
+    done = cli(project.root, "verify", "specs/calc.json", "-j", "2", *args,
+               env={**os.environ, "MH_SPY": str(spy)})
+    [part] = json.loads((project.root / ".mutharness/results.json").read_text("utf-8"))["specs"]
     assert done.code != 0, done.out + done.err
-    assert spec["mutations"] == []
-    assert "its baseline was refused in worker" in spec["error"], spec["error"]
+    assert part["mutations"] == []
+    assert "its baseline was refused in worker" in part["error"], part["error"]
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="the warm route forks")
@@ -170,19 +167,11 @@ def test_a_baseline_that_holds_in_the_second_workspace_only_for_warm_children_is
     project = make_project(spec=spec)
     project.write("tests/test_where.py", WHERE_COLLECTED)
     project.commit("a test that passes only where it first ran, checked when collected there")
-    spy = tmp_path / "spy"
-    spy.mkdir()
-
-    done = cli(project.root, "verify", "specs/calc.json", "-j", "2",
-               env={**os.environ, "MH_SPY": str(spy)})
 
     # a warm child in the second workspace passes it, a child collecting afresh there fails:
     # that workspace's own baseline is red, and the run has no verdict (the docstring's
     # mutant CAUGHT there would be the workspace's kill, not the mutant's)
-    [part] = json.loads((project.root / ".mutharness/results.json").read_text("utf-8"))["specs"]
-    assert done.code != 0, done.out + done.err
-    assert part["mutations"] == []
-    assert "its baseline was refused in worker" in part["error"], part["error"]
+    _assert_j2_gives_no_verdict(project, cli, tmp_path)
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="the warm route forks")
