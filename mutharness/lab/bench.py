@@ -7,7 +7,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from mutharness.errors import ForcedExit
+from mutharness.errors import ForcedExit, WorkspaceError
 from mutharness.lab.events import Listener, Phase
 from mutharness.lab.logs import RunLogs
 from mutharness.lab.scenario import Lab
@@ -93,6 +93,13 @@ def opened(
             yield Bench(Lab(runners, workspace, listener, logs), runners, notes)
         finally:
             runners.close()
+        written = workspace.installed_changes()
+        if written:
+            raise WorkspaceError(
+                "the tests wrote into your installed packages through the workspace's links "
+                "to them (or something else changed them during the run); mutharness cannot "
+                "keep them unchanged for such a suite: reinstall them (npm ci), and point what "
+                "the tests write elsewhere (a temp directory):", written)
     except ForcedExit:
         remove = False  # exit at once: the next run's sweep removes the workspace
         raise

@@ -16,6 +16,7 @@ from mutharness.errors import EnvironmentProblem, GitError, WorkspaceError
 from mutharness.paths import WORKSPACE_PREFIX, linked_parent, shown
 from mutharness.repo.files import copy_file, copy_tree, remove_path, remove_tree, write_atomic
 from mutharness.repo.git import run_git
+from mutharness.repo.installed import Installed, changed, found, link
 from mutharness.repo.source import SourceRepo
 
 MARKER = "mutharness-workspace"
@@ -156,6 +157,7 @@ class Workspace:
         self._meaning = ""  # its refs, HEAD and config values (`_git_meaning`)
         self._source: SourceRepo | None = None
         self._include: tuple[str, ...] = ()
+        self.installed: tuple[Installed, ...] = ()  # the user's node_modules, linked in
 
     @classmethod
     def create(
@@ -195,6 +197,30 @@ class Workspace:
         ])
         for path in include:
             self._overlay(source.root, path)
+        self._link_installed()
+
+    def _link_installed(self) -> None:
+        """The user's untracked `node_modules` directories, beside the same directories here:
+        a directory of links to their entries (`installed.link`); linked again after a reset,
+        their first record kept (what `installed_changes` compares with)."""
+        assert self._source is not None
+        user_root = self._source.root
+        if self.installed:
+            for installed in self.installed:
+                remove_path(self.path(installed.relative))
+                link(user_root, self.root, installed.where)
+            return
+        self.installed = tuple(link(user_root, self.root, where)
+                               for where in found(user_root, self.root))
+
+    def installed_changes(self) -> tuple[str, ...]:
+        """The files of the user's linked `node_modules` that changed since they were linked
+        (repo-relative): a run wrote into the user's installed packages through a link."""
+        assert self._source is not None or not self.installed
+        if self._source is None:
+            return ()
+        return tuple(path for installed in self.installed
+                     for path in changed(self._source.root, installed))
 
     def _snapshot(self) -> None:
         """Record the checkout and its .git as the state every run starts from."""
@@ -349,6 +375,7 @@ class Workspace:
         self._restore_git_dir()  # as materialised: drops the index git just refreshed
         for path in self._include:
             self._overlay(self._source.root, path)
+        self._link_installed()  # `git clean -x` took the links with what the run added
         look = self._look()
         left = (*look.added, *look.changed, *look.git_drift)
         if left:

@@ -37,7 +37,8 @@ def _pytest_rows(versions: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
 
 
 def _node_rows(versions: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
-    return (("node", versions.get("node", "unknown")),)
+    return (("node", versions.get("node", "unknown")),
+            ("installed packages", versions.get("installed", "unknown")))
 
 
 RUNNERS: Final[Mapping[str, RunnerKind]] = MappingProxyType({

@@ -9,6 +9,8 @@ from mutharness.runners.node.events import SEPARATOR
 
 NAME = "node"
 SUFFIXES = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts")
+# what a package manager installs the packages from (the tests import them)
+LOCKFILES = ("package-lock.json", "npm-shrinkwrap.json", "pnpm-lock.yaml", "yarn.lock")
 
 
 def entry_problem(entry: str) -> str | None:
@@ -56,12 +58,14 @@ def is_test_module(path: str) -> bool:
 
 def config_candidates(tests: Sequence[str], tracked: frozenset[str]) -> tuple[str, ...]:
     """Every `package.json` path on the way from the root to each entry, and in a directory
-    entry and below it (its `type` decides how node loads the files)."""
+    entry and below it (its `type` decides how node loads the files); every lockfile on the
+    way (the installed packages the tests import come from it)."""
     found: set[str] = set()
     for entry in tests:
         path = entry_path(entry)
         parts = path.split("/")
-        found.update("/".join([*parts[:depth], "package.json"]) for depth in range(len(parts)))
+        found.update("/".join([*parts[:depth], name]) for depth in range(len(parts))
+                     for name in ("package.json", *LOCKFILES))
         if path not in tracked:  # a directory entry
             below = {item.rsplit("/", 1)[0] for item in tracked if item.startswith(f"{path}/")}
             found.update(f"{directory}/package.json" for directory in below | {path})

@@ -14,6 +14,7 @@ from typing import Any
 
 from mutharness import process
 from mutharness.errors import EnvironmentProblem, MutharnessError
+from mutharness.repo.installed import describe
 from mutharness.runners.base import (
     Isolation,
     Outcome,
@@ -171,7 +172,11 @@ class NodeRunner:
                 "supports", remedy="install node 20 or newer, or name it with --node PATH",
             )
         self.version = text.removeprefix("v")
-        return {"node": self.version}
+        return {"node": self.version, "installed": self._installed()}
+
+    def _installed(self) -> str:
+        """The installed packages the workspace's runs import (`installed.describe`)."""
+        return describe(self.isolation.workspace_root) if self.isolation is not None else "none"
 
     def prove(self, request: RunRequest, baseline: RunFacts) -> None:
         """Nothing to prove: every node run is a fresh process."""

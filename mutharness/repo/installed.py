@@ -1,0 +1,163 @@
+"""The user's installed packages (untracked `node_modules`) made visible in the workspace."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from mutharness.digest import file_digest
+
+NODE_MODULES = "node_modules"
+# the bookkeeping an installer keeps at the top of `node_modules`, linked as the packages are;
+# any other dot-entry is a tool's cache (`.cache`, `.vite`): the workspace starts without it,
+# so what a run writes there stays in the workspace
+BOOKKEEPING = frozenset({
+    ".bin", ".pnpm", ".package-lock.json", ".modules.yaml", ".yarn-integrity",
+    ".yarn-state.yml",
+})
+LINKS_WORK = sys.platform != "win32"  # a link to a directory needs no privilege here
+
+
+@dataclass(frozen=True)
+class Installed:
+    """One `node_modules` directory of the user's tree (`where`: the directory holding it,
+    repo-relative, "" at the root) and what its packages' files were when linked."""
+
+    where: str
+    signatures: Mapping[str, tuple[int, ...]]  # (relative path) -> stat signature
+
+    @property
+    def relative(self) -> str:
+        return f"{self.where}/{NODE_MODULES}" if self.where else NODE_MODULES
+
+
+def _signature(info: os.stat_result) -> tuple[int, ...]:
+    """What changes when a file, a link or a directory's entries change (ctime included: no
+    process can set it back)."""
+    return (stat.S_IFMT(info.st_mode), info.st_ino, info.st_size, info.st_mtime_ns,
+            info.st_ctime_ns)
+
+
+def signatures(root: Path) -> dict[str, tuple[int, ...]]:
+    """Every entry under `root` by its stat, never following a link (a package's own files:
+    what a run could write through a link to it)."""
+    found: dict[str, tuple[int, ...]] = {}
+    pending = [("", str(root))]
+    while pending:
+        prefix, directory = pending.pop()
+        try:
+            with os.scandir(directory) as entries:
+                for entry in entries:
+                    key = f"{prefix}{entry.name}"
+                    try:
+                        info = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    found[key] = _signature(info)
+                    if stat.S_ISDIR(info.st_mode):
+                        pending.append((f"{key}/", entry.path))
+        except OSError:
+            continue
+    return found
+
+
+def _directories(checkout: Path) -> Iterator[str]:
+    """Every directory of the checkout (repo-relative, "" first), never `.git` or a link."""
+    pending = [""]
+    while pending:
+        relative = pending.pop(0)
+        yield relative
+        directory = checkout / relative if relative else checkout
+        try:
+            with os.scandir(directory) as entries:
+                below = sorted(
+                    f"{relative}/{entry.name}" if relative else entry.name
+                    for entry in entries
+                    if entry.is_dir(follow_symlinks=False)
+                    and entry.name not in (".git", NODE_MODULES)
+                )
+        except OSError:
+            continue
+        pending.extend(below)
+
+
+def found(user_root: Path, checkout: Path) -> tuple[str, ...]:
+    """The directories of the checkout (repo-relative) beside which the user's tree holds a
+    real `node_modules` directory that the checkout lacks (untracked, as installers leave it)."""
+    if not LINKS_WORK:
+        return ()
+    where = []
+    for relative in _directories(checkout):
+        mine = user_root / relative / NODE_MODULES if relative else user_root / NODE_MODULES
+        theirs = checkout / relative / NODE_MODULES if relative else checkout / NODE_MODULES
+        try:
+            real = stat.S_ISDIR(mine.lstat().st_mode)
+        except OSError:
+            continue
+        if real and not os.path.lexists(theirs):
+            where.append(relative)
+    return tuple(where)
+
+
+def _target(entry: Path, user_root: Path, checkout: Path) -> Path:
+    """Where the workspace's link for `entry` (a top-level entry of a user's `node_modules`)
+    points: a package of the user's repository itself (a workspace member, a `file:`
+    dependency: a link into the tree, outside any `node_modules`) at the checkout's copy, so a
+    mutant in it runs; anything else at the user's entry."""
+    if entry.is_symlink():
+        resolved = Path(os.path.realpath(entry))
+        try:
+            inside = resolved.relative_to(user_root)
+        except ValueError:
+            return entry
+        if NODE_MODULES not in inside.parts and (checkout / inside).exists():
+            return checkout / inside
+    return entry
+
+
+def link(user_root: Path, checkout: Path, where: str) -> Installed:
+    """Make `where/node_modules` in the checkout a real directory of links to the entries of
+    the user's (a scope directory, `@name`, one of links to its own entries), and return what
+    the user's packages were (`signatures`: a run's writes through a link show there)."""
+    mine = user_root / where / NODE_MODULES if where else user_root / NODE_MODULES
+    theirs = checkout / where / NODE_MODULES if where else checkout / NODE_MODULES
+    resolved_root = Path(os.path.realpath(user_root))
+    theirs.mkdir()
+    for entry in sorted(mine.iterdir()):
+        name = entry.name
+        if name.startswith(".") and name not in BOOKKEEPING:
+            continue
+        if name.startswith("@") and entry.is_dir() and not entry.is_symlink():
+            (theirs / name).mkdir()
+            for scoped in sorted(entry.iterdir()):
+                os.symlink(_target(scoped, resolved_root, checkout), theirs / name / scoped.name)
+            continue
+        os.symlink(_target(entry, resolved_root, checkout), theirs / name)
+    return Installed(where, signatures(mine))
+
+
+def describe(checkout: Path) -> str:
+    """Which installed packages a run of the checkout's root imports, for the evidence: the
+    record its installer keeps in `node_modules` (npm's hidden lockfile, pnpm's, yarn's), by
+    digest; else whether there is any `node_modules` at all."""
+    directory = checkout / NODE_MODULES
+    for name in (".package-lock.json", ".modules.yaml", ".yarn-state.yml", ".yarn-integrity"):
+        record = directory / name
+        if record.is_file():
+            return f"node_modules/{name} sha256:{file_digest(record.read_bytes())[:16]}"
+    return "node_modules (no installer's record)" if directory.is_dir() else "none"
+
+
+def changed(user_root: Path, installed: Installed) -> tuple[str, ...]:
+    """The paths (repo-relative) under the user's `node_modules` that differ from when it was
+    linked: written through a link by a run, or by anything else meanwhile."""
+    now = signatures(user_root / installed.relative)
+    before = installed.signatures
+    return tuple(sorted(
+        f"{installed.relative}/{key}" for key in {*before, *now}
+        if before.get(key) != now.get(key)
+    ))
