@@ -104,10 +104,11 @@ def found(user_root: Path, checkout: Path) -> tuple[str, ...]:
 
 
 def _target(entry: Path, user_root: Path, checkout: Path) -> Path:
-    """Where the workspace's link for `entry` (a top-level entry of a user's `node_modules`)
-    points: a package of the user's repository itself (a workspace member, a `file:`
-    dependency: a link into the tree, outside any `node_modules`) at the checkout's copy, so a
-    mutant in it runs; anything else at the user's entry."""
+    """Where the workspace's link for `entry` (an entry of a user's `node_modules`, of a
+    scope or of `.bin` there) points: a package of the user's repository itself (a workspace
+    member, a `file:` dependency, a member's program: a link into the tree, outside any
+    `node_modules`) at the checkout's copy, so a mutant in it runs; anything else at the
+    user's entry."""
     if entry.is_symlink():
         resolved = Path(os.path.realpath(entry))
         try:
@@ -119,10 +120,17 @@ def _target(entry: Path, user_root: Path, checkout: Path) -> Path:
     return entry
 
 
+def _by_entry(name: str, entry: Path) -> bool:
+    """Whether a top-level entry is linked entry by entry: a scope directory (`@name`) or the
+    programs' directory (`.bin`: a member's program must run the checkout's copy too)."""
+    return (name.startswith("@") or name == ".bin") and entry.is_dir() and not entry.is_symlink()
+
+
 def link(user_root: Path, checkout: Path, where: str) -> Installed:
     """Make `where/node_modules` in the checkout a real directory of links to the entries of
-    the user's (a scope directory, `@name`, one of links to its own entries), and return what
-    the user's packages were (`signatures`: a run's writes through a link show there)."""
+    the user's (a scope directory, `@name`, and `.bin` each one of links to its own entries),
+    and return what the user's packages were (`signatures`: a run's writes through a link
+    show there)."""
     mine = user_root / where / NODE_MODULES if where else user_root / NODE_MODULES
     theirs = checkout / where / NODE_MODULES if where else checkout / NODE_MODULES
     resolved_root = Path(os.path.realpath(user_root))
@@ -131,7 +139,7 @@ def link(user_root: Path, checkout: Path, where: str) -> Installed:
         name = entry.name
         if name.startswith(".") and name not in BOOKKEEPING:
             continue
-        if name.startswith("@") and entry.is_dir() and not entry.is_symlink():
+        if _by_entry(name, entry):
             (theirs / name).mkdir()
             for scoped in sorted(entry.iterdir()):
                 os.symlink(_target(scoped, resolved_root, checkout), theirs / name / scoped.name)
@@ -154,10 +162,10 @@ def describe(checkout: Path) -> str:
 
 def changed(user_root: Path, installed: Installed) -> tuple[str, ...]:
     """The paths (repo-relative) under the user's `node_modules` that differ from when it was
-    linked: written through a link by a run, or by anything else meanwhile."""
+    linked: written through a link by a run, or by anything else meanwhile (a directory only
+    when nothing below it is named: it changed with its entries)."""
     now = signatures(user_root / installed.relative)
     before = installed.signatures
-    return tuple(sorted(
-        f"{installed.relative}/{key}" for key in {*before, *now}
-        if before.get(key) != now.get(key)
-    ))
+    keys = {key for key in {*before, *now} if before.get(key) != now.get(key)}
+    above = {key.rsplit("/", depth)[0] for key in keys for depth in range(1, key.count("/") + 1)}
+    return tuple(sorted(f"{installed.relative}/{key}" for key in keys if key not in above))

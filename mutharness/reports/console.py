@@ -69,6 +69,16 @@ def printable(text: str) -> str:
     return text
 
 
+def _first_line(message: str) -> str:
+    """A message's first line; one that leads to a list (ends with a colon) with the list's
+    first item and how many more follow."""
+    lines = message.splitlines() or [""]
+    if not lines[0].endswith(":") or len(lines) < 2:
+        return lines[0]
+    more = len(lines) - 2
+    return f"{lines[0]} {lines[1].strip()}" + (f" (and {more} more)" if more else "")
+
+
 def _label(name: str) -> str:
     flat = " ".join(name.split())
     return printable(flat if len(flat) <= NAME_WIDTH else flat[: NAME_WIDTH - 3] + "...")
@@ -396,7 +406,7 @@ class Console:
             doubtful = [r for r in results if not r.verdict.is_evidence]
             self.line("no trustworthy verdict:", "red")
             if run.error is not None:
-                self.line(f"  {printable(run.error.message().splitlines()[0])}", "red")
+                self.line(f"  {printable(_first_line(run.error.message()))}", "red")
             for spec in broken:  # its error was printed when it happened
                 what = spec.stopped or "no verdict, for the reason printed on stderr"
                 self.line(f"  spec {printable(spec.spec.id)}: {printable(what)}", "red")

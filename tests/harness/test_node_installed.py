@@ -236,6 +236,9 @@ def test_a_run_that_writes_into_an_installed_package_is_an_error_naming_the_file
     assert done.code == 5, done.out + done.err
     assert "node_modules/is-number/touched.txt" in done.err
     assert "wrote into your installed packages" in done.err
+    # the summary's line names the file too, not only the sentence that leads to the list
+    [summary] = [line for line in done.out.splitlines() if "wrote into your installed" in line]
+    assert summary.rstrip().endswith("node_modules/is-number/touched.txt"), done.out
     assert "node_modules/is-number/touched.txt" in str(_results(project)["error"])
 
 
@@ -282,3 +285,44 @@ def test_after_a_run_that_changed_tracked_files_the_next_mutant_still_finds_the_
     verdicts = [(m["verdict"], m["facts"]["failed"]) for m in spec["mutations"]]
     assert verdicts[0][0] == "UNTRUSTWORTHY"  # it changed a tracked file: drift
     assert verdicts[1:] == [("CAUGHT", 1), ("SURVIVED", 0)]
+
+
+CLI_TEST = """\
+const test = require('node:test');
+const assert = require('node:assert');
+const fs = require('node:fs');
+const path = require('node:path');
+const { execFileSync } = require('node:child_process');
+test('the cli prints a sum', () => {
+  const root = path.join(__dirname, '..', '..', '..');
+  const bin = fs.realpathSync(path.join(root, 'node_modules', '.bin', 'b-sum'));
+  assert.strictEqual(execFileSync(process.execPath, [bin, '2', '3']).toString().trim(), '5');
+});
+"""
+
+
+def test_a_bin_of_a_workspace_member_runs_the_workspace_s_copy(
+    tmp_path: Path, git_home: Path, cli: Cli
+) -> None:
+    project = npm_project(tmp_path / "bins", {
+        "package.json": json.dumps({"name": "mono", "private": True,
+                                    "workspaces": ["packages/*"]}),
+        "packages/b/package.json": json.dumps({"name": "b", "version": "1.0.0",
+                                               "bin": {"b-sum": "cli.js"}}),
+        "packages/b/cli.js": "console.log(Number(process.argv[2]) + Number(process.argv[3]));\n",
+        "packages/a/package.json": json.dumps({"name": "a", "version": "1.0.0",
+                                               "dependencies": {"b": "1.0.0"}}),
+        "packages/a/test/cli.test.js": CLI_TEST,
+        "specs/cli.json": _spec(["packages/a/test/cli.test.js"], 1, [
+            {"name": "the cli subtracts", "file": "packages/b/cli.js",
+             "anchor": "Number(process.argv[2]) + ", "replacement": "Number(process.argv[2]) - ",
+             "expectCaught": True},
+        ]),
+    })
+    assert os.readlink(project / "node_modules/.bin/b-sum") == "../b/cli.js"  # as npm makes it
+
+    done = cli(project, "verify", "specs/cli.json")
+
+    [spec] = _results(project)["specs"]
+    assert [m["verdict"] for m in spec["mutations"]] == ["CAUGHT"], done.out + done.err
+    assert done.code == 0, done.out + done.err
