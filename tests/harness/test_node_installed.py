@@ -326,3 +326,48 @@ def test_a_bin_of_a_workspace_member_runs_the_workspace_s_copy(
     [spec] = _results(project)["specs"]
     assert [m["verdict"] for m in spec["mutations"]] == ["CAUGHT"], done.out + done.err
     assert done.code == 0, done.out + done.err
+
+
+CLAMP_TS = """\
+export function clamp(value: number, low: number, high: number): number {
+  if (value < low) return low;
+  if (value > high) return high;
+  return value;
+}
+"""
+CLAMP_TEST_TS = """\
+import test from 'node:test';
+import assert from 'node:assert';
+import { clamp } from '../src/clamp.ts';
+test('below the range', () => { assert.strictEqual(clamp(-5, 0, 10), 0); });
+test('above the range', () => { assert.strictEqual(clamp(50, 0, 10), 10); });
+test('inside the range', () => { const n: number = clamp(5, 0, 10); assert.strictEqual(n, 5); });
+"""
+
+
+def test_typescript_tests_run_through_the_loader_the_project_installed(
+    tmp_path: Path, git_home: Path, cli: Cli
+) -> None:
+    project = npm_project(tmp_path / "ts", {
+        "package.json": json.dumps({"name": "ts", "version": "1.0.0", "type": "module",
+                                    "devDependencies": {"tsx": "4.19.2"}}),
+        "mutharness.toml": '[node]\nimport = ["tsx"]\n',  # resolved from its node_modules
+        "src/clamp.ts": CLAMP_TS,
+        "test/clamp.test.ts": CLAMP_TEST_TS,
+        "specs/clamp.json": _spec(["test/clamp.test.ts"], 3, [
+            {"name": "the high bound is ignored", "file": "src/clamp.ts",
+             "anchor": "  if (value > high) return high;\n", "replacement": "",
+             "expectCaught": True},
+            {"name": "the low bound compared inclusively", "file": "src/clamp.ts",
+             "anchor": "value < low", "replacement": "value <= low", "expectCaught": False},
+        ]),
+    })
+
+    done = cli(project, "verify", "specs/clamp.json")
+
+    [spec] = _results(project)["specs"]
+    assert spec["error"] == "", done.out + done.err
+    assert spec["runner"] == "node"  # detected from the .ts entry
+    assert [(m["verdict"], m["facts"]["failing"]) for m in spec["mutations"]] == [
+        ("CAUGHT", ["test/clamp.test.ts > above the range"]), ("SURVIVED", [])]
+    assert done.code == 0, done.out + done.err
