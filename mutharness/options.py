@@ -65,6 +65,7 @@ class Source(StrEnum):
     DEFAULT = "default"
     CONFIG = "config"
     CLI = "command line"
+    PACKAGE = "package.json"  # node's preloads, from its `test` script: the tree gives them
 
 
 T = TypeVar("T", covariant=True)  # an Option[tuple[str, ...]] is an Option[Sequence[str]]
@@ -353,6 +354,11 @@ class Options:
             "config_file": self.config_file,
         }
 
+    def taking(self, values: Mapping[str, Any], source: Source) -> Options:
+        """These options with `values` (by option name) in force, from `source`."""
+        return Options({**self.values, **values},
+                       {**self.sources, **{name: source for name in values}}, self.config_file)
+
     def flags(self) -> list[str]:
         """Command-line words that reproduce every value that is not the default, and every
         value the command line set (the project config may say otherwise): a flag as `--X`
@@ -361,7 +367,9 @@ class Options:
         changed = self.changed()
         for option in OPTIONS:
             value = self.values[option.name]
-            if option.name not in changed and self.sources.get(option.name) is not Source.CLI:
+            source = self.sources.get(option.name)
+            if (option.name not in changed and source is not Source.CLI) or (
+                    source is Source.PACKAGE):  # the same commit's package.json gives it
                 continue
             if option.kind is Kind.FLAG:
                 words.append(option.flag if value else option.negation)
@@ -390,9 +398,22 @@ def rederive_flags(settings: Mapping[str, Any]) -> list[str]:
             chosen[option.name] = _checked(option, _jsonable(value), "the results")
         except ConfigProblem:
             chosen[option.name] = option.default
+        if given.get(option.name) == Source.PACKAGE.value:  # the commit's package.json again
+            chosen[option.name] = option.default
         where[option.name] = (Source.CLI if given.get(option.name) == Source.CLI.value
                               else Source.DEFAULT)
     return Options(chosen, where).flags()
+
+
+def taken_from_package(options: Options) -> tuple[str, ...]:
+    """What the user is told of settings taken from `package.json` (node's preloads)."""
+    words = [word for option, flag in ((NODE_IMPORT, "--import"), (NODE_REQUIRE, "--require"))
+             if options.sources.get(option.name) is Source.PACKAGE
+             for module in options[option] for word in (flag, module)]
+    if not words:
+        return ()
+    return (f"node preloads from package.json's test script: {' '.join(words)} (a [node] "
+            "import or require setting in the project config replaces them)",)
 
 
 def config_problem(file: str, key: str, what: str) -> ConfigProblem:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, suppress
@@ -28,11 +29,14 @@ from mutharness.model.skips import SkipRules, load_policy, this_platform
 from mutharness.model.spec import Spec, display_name
 from mutharness.options import (
     LOCK_TIMEOUT,
+    NODE_IMPORT,
+    NODE_REQUIRE,
     PLATFORM_SKIPS,
     SINCE_RECORDS,
     STRICT_SKIPS,
     ConfigReader,
     Options,
+    Source,
     config_problem,
     project_inputs,
     read_config,
@@ -43,6 +47,7 @@ from mutharness.paths import repo_path
 from mutharness.repo.git import configure_git, enclosing_worktrees
 from mutharness.repo.source import SourceRepo, open_source, status_paths
 from mutharness.repo.workspace import temp_directory
+from mutharness.runners.node import rules as node_rules
 from mutharness.static_check import Committed, check_spec_files, tracked_with
 from mutharness.sweep import sweep_stale_workspaces
 
@@ -240,15 +245,43 @@ def effective_options(
     return resolve(settings.cli_options, values, config_file)
 
 
+def script_preloads(source: SourceRepo, options: Options, specs: Sequence[Spec],
+                    included: tuple[str, ...]) -> Options:
+    """For node specs, when no setting names node's preloads: those of the `test` script of
+    the root `package.json` (as the workspace will hold it), so a project that keeps them
+    there needs no config file."""
+    if not any(spec.runner == node_rules.NAME for spec in specs) or any(
+            options.sources[option.name] is not Source.DEFAULT
+            for option in (NODE_IMPORT, NODE_REQUIRE)):
+        return options
+    data = _as_held(source, "package.json", included)
+    try:
+        manifest = json.loads(data) if data is not None else None
+    except ValueError:
+        return options
+    scripts = manifest.get("scripts") if isinstance(manifest, dict) else None
+    script = scripts.get("test") if isinstance(scripts, dict) else None
+    found = node_rules.script_preloads(script) if isinstance(script, str) else None
+    if found is None or found == ((), ()):
+        return options
+    return options.taking({NODE_IMPORT.name: found[0], NODE_REQUIRE.name: found[1]},
+                          Source.PACKAGE)
+
+
+def _as_held(source: SourceRepo, path: str, included: tuple[str, ...]) -> bytes | None:
+    """A file's bytes as the workspace will hold them: HEAD's, or the working tree's under
+    --allow-dirty (None when there is no such file; never read through a link)."""
+    if path in included:
+        file = source.root / path
+        return file.read_bytes() if file.is_file() and not file.is_symlink() else None
+    return source.committed_bytes(path)
+
+
 def skip_rules(source: SourceRepo, options: Options, included: tuple[str, ...]) -> SkipRules:
     """The platform skip policy as the workspace will hold it (HEAD's bytes, or the working
     tree's under --allow-dirty), for this platform, strict or not."""
     path = options[PLATFORM_SKIPS]
-    if path in included:
-        file = source.root / path
-        data = file.read_bytes() if file.is_file() and not file.is_symlink() else None
-    else:
-        data = source.committed_bytes(path)
+    data = _as_held(source, path, included)
     return SkipRules(load_policy(data, path), this_platform(), options[STRICT_SKIPS])
 
 
@@ -303,6 +336,7 @@ def prepare(settings: Settings, environ: Mapping[str, str]) -> Prepared:
         contents=Committed(source, frozenset(included)),
     )
     tracked = frozenset(modes)
+    options = script_preloads(source, options, specs, included)
     selection = None
     if settings.since is not None:
         selection = since_selection(source, settings.since, specs, options, tracked)

@@ -43,6 +43,7 @@ from mutharness.options import (
     PLATFORM_SKIPS,
     Options,
     project_inputs,
+    taken_from_package,
 )
 from mutharness.repo.source import SourceRepo
 from mutharness.runners.base import RunFacts, SpecFiles
@@ -453,6 +454,8 @@ class Session:
             with opened(plan.source, plan.included, plan.options, plan.specs, listener,
                         environ, temp_dir, logs) as bench:
                 self.runners, self.notes = bench.runners, bench.notes
+                for text in taken_from_package(plan.options):
+                    self.notes(text)
                 self._specs(bench.lab)
         run = replace(self.result(complete=True, interrupted=ending.interrupted,
                                   error=ending.error), logs_path=str(plan.source.run_dir / RUNS))

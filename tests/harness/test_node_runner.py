@@ -81,13 +81,54 @@ def test_without_its_preload_the_node_baseline_is_refused_as_red(
     node_project: Path
 ) -> None:
     (node_project / "mutharness.toml").unlink()
-    git(node_project, "commit", "-q", "-am", "no preload")
+    manifest = json.loads((node_project / "package.json").read_text("utf-8"))
+    manifest["scripts"]["test"] = "node --test --test-concurrency=1 test/*.test.js"
+    (node_project / "package.json").write_text(json.dumps(manifest), encoding="utf-8")
+    git(node_project, "commit", "-q", "-am", "no preload, neither configured nor scripted")
 
     done = in_process(node_project, "verify", "specs/app-mode.json")
 
     assert done.code == 3
     assert "not green: 1 test(s) failed" in done.err
     assert "failing: test/config.test.js > the preload puts the app in test mode" in done.err
+
+
+def test_without_a_config_file_the_preloads_of_the_package_json_test_script_are_used(
+    node_project: Path, cli: Cli
+) -> None:
+    (node_project / "mutharness.toml").unlink()  # the script names --import ./test/setup-env.mjs
+    git(node_project, "commit", "-q", "-am", "no config file: the test script's preload")
+
+    done = cli(node_project, "verify", "specs/app-mode.json", "--evidence", "evidence")
+
+    assert done.code == 0, done.out + done.err
+    said = ("node preloads from package.json's test script: --import ./test/setup-env.mjs (a "
+            "[node] import or require setting in the project config replaces them)")
+    assert said in done.err  # where notes go
+    results = json.loads((node_project / ".mutharness/results.json").read_text("utf-8"))
+    assert said in results["notes"]
+    settings = results["settings"]
+    assert settings["values"]["node.import"] == ["./test/setup-env.mjs"]
+    assert settings["sources"]["node.import"] == "package.json"
+    # the same commit's package.json gives the preload again: no flag re-derives it
+    assert "--node-import" not in " ".join(settings["rederive_flags"])
+    [spec] = results["specs"]
+    assert "test/setup-env.mjs" in spec["depends_on"]
+    document = (node_project / "evidence/app-mode.md").read_text("utf-8")
+    assert "--node-import" not in document
+
+
+def test_a_configured_preload_wins_over_the_test_script_s(node_project: Path, cli: Cli) -> None:
+    (node_project / "mutharness.toml").write_text('[node]\nrequire = ["./test/none.cjs"]\n',
+                                                  encoding="utf-8")
+    (node_project / "test/none.cjs").write_text("// preloads nothing\n", encoding="utf-8")
+    git(node_project, "add", "-A")
+    git(node_project, "commit", "-q", "-m", "a configured preload that does not set the mode")
+
+    done = cli(node_project, "verify", "specs/app-mode.json")
+
+    assert done.code == 3, done.out + done.err  # the script's preload was not taken
+    assert "node preloads from package.json" not in done.out + done.err
 
 
 def test_node_and_pytest_specs_verify_in_one_invocation(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 
 from mutharness.paths import path_problem
@@ -75,3 +76,48 @@ def config_candidates(tests: Sequence[str], tracked: frozenset[str]) -> tuple[st
 def config_inputs(tests: Sequence[str], tracked: frozenset[str]) -> tuple[str, ...]:
     """The tracked ones of `config_candidates`."""
     return tuple(path for path in config_candidates(tests, tracked) if path in tracked)
+
+
+_OPERATORS = frozenset({"&&", "||", ";", "|", "&", ";;", "(", ")"})
+
+
+def script_preloads(script: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The `--import` and `--require` (`-r`) preloads of the first `node ... --test` command
+    of a `package.json` script (`c8 node --test`, `cross-env X=1 node --test` alike); None
+    when the script runs no such command or cannot be read as a shell's words."""
+    try:
+        lexer = shlex.shlex(script, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        words = list(lexer)
+    except ValueError:
+        return None
+    commands: list[list[str]] = [[]]
+    for word in words:
+        if word in _OPERATORS:
+            commands.append([])
+        else:
+            commands[-1].append(word)
+    for command in commands:
+        node = next((at for at, word in enumerate(command)
+                     if word.rsplit("/", 1)[-1] in ("node", "node.exe")), None)
+        if node is None:
+            continue
+        imports: list[str] = []
+        requires: list[str] = []
+        testing = False
+        rest = iter(command[node + 1:])
+        for word in rest:  # node's options, up to the first file
+            name, equals, value = word.partition("=")
+            into = (imports if name == "--import" else
+                    requires if name in ("--require", "-r") else None)
+            if into is None:
+                if not word.startswith("-"):
+                    break
+                testing = testing or word == "--test"
+                continue
+            found = value if equals else next(rest, None)
+            if found:
+                into.append(found)
+        if testing:
+            return tuple(imports), tuple(requires)
+    return None
