@@ -131,6 +131,19 @@ def test_a_configured_preload_wins_over_the_test_script_s(node_project: Path, cl
     assert "node preloads from package.json" not in done.out + done.err
 
 
+def test_a_node_run_s_kept_log_holds_node_s_own_account_of_its_failing_test(
+    node_project: Path, cli: Cli
+) -> None:
+    done = cli(node_project, "verify", "specs/app-mode.json")
+
+    assert done.code == 0, done.out + done.err
+    log = (node_project / ".mutharness/runs/app-mode/mutant-1.log").read_text("utf-8")
+    # what a user reads to see why the mutant was caught: the test, its assertion, the counts
+    assert "✖ the preload puts the app in test mode" in log, log
+    assert "AssertionError" in log
+    assert "ℹ fail 1" in log
+
+
 def test_node_and_pytest_specs_verify_in_one_invocation(
     node_project: Path
 ) -> None:

@@ -192,8 +192,10 @@ class NodeRunner:
 
     def argv(self, tests: Sequence[str], reporter: Path, destination: Path) -> list[str]:
         """The fixed command line: our reporter (its own output, nothing, to `destination`: a
-        file, as node 24 fsyncs it and the null device refuses), every file one at a time, the
-        project's preloads; never an option that ends a run early (--test-force-exit)."""
+        file, as node 24 fsyncs it and the null device refuses), node's own `spec` reporter
+        to stdout (the run's log: what a user reads to see why a test failed; no count is
+        taken from it), every file one at a time, the project's preloads; never an option
+        that ends a run early (--test-force-exit)."""
         return [
             self.node,
             *[word for module in self.imports for word in ("--import", module)],
@@ -203,6 +205,8 @@ class NodeRunner:
             "--test-concurrency=1",
             f"--test-reporter={reporter.as_uri()}",
             f"--test-reporter-destination={destination}",
+            "--test-reporter=spec",
+            "--test-reporter-destination=stdout",
             *tests,
         ]
 
