@@ -85,6 +85,14 @@ def _settled(ran: Ran) -> RunFacts:
     return ran.facts
 
 
+def _written(spec: Spec, paths: list[str]) -> str:
+    """The note that names what a spec's baseline wrote into the workspace."""
+    shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+    return (f"the baseline of {spec.id} wrote into the workspace: {shown} (deleted before "
+            "each next run; data a test writes into the checkout is often the sign of a "
+            "missing preload or setting that points it elsewhere)")
+
+
 def _numbered(number: int, count: int, reason: str) -> str:
     return reason if count == 1 else f"baseline run {number} of {count}: {reason}"
 
@@ -102,14 +110,19 @@ def observe(
     skips the platform skip policy does not allow stop the spec. The count is not judged here.
     """
     done = []
+    written: set[str] = set()
     for number in range(1, runs + 1):
         lab.listener.baseline_run(spec, number, runs)
-        facts = _settled(run_scenario(Scenario.baseline(spec, number, timeout_s), lab))
+        ran = run_scenario(Scenario.baseline(spec, number, timeout_s), lab)
+        facts = _settled(ran)
+        written.update(ran.removed)
         if (problem := collection_problem(facts)) is not None:
             raise SpecStopped(BaselineError(spec.id, f"collection failed: {problem}"), facts)
         if (error := isolation(facts)) is not None:
             raise SpecStopped(error, facts)
         done.append(facts)
+    if written:
+        lab.listener.note(_written(spec, sorted(written)))
     for number, facts in enumerate(done, 1):
         if (problem := run_problem(facts)) is not None and not facts.failed:
             reason = baseline_problem(facts, spec.expect_baseline_pass) or problem

@@ -352,6 +352,11 @@ class Console:
         where = f"#{mutation.number} {printable(mutation.file)}:{result.line}"
         self.line(f"{mark} {result.verdict.value:<8} {where}  {_label(mutation.name)}  {detail}",
                   colour)
+        if _label(mutation.name) != printable(" ".join(mutation.name.split())) and (
+                result.verdict is Verdict.SURVIVED or not result.as_expected):
+            # a survivor's name is where a project writes why it survives: never cut there
+            self.line(f"      {self.glyphs.arrow} {printable(' '.join(mutation.name.split()))}",
+                      "bright_black")
         for test_id in facts.failing_ids[:MAX_FAILING_SHOWN]:
             self.line(f"      {self.glyphs.arrow} {printable(test_id)}", "bright_black")
         if (more := len(facts.failing_ids) - MAX_FAILING_SHOWN) > 0:

@@ -141,7 +141,7 @@ def test_a_node_run_s_kept_log_holds_node_s_own_account_of_its_failing_test(
     # what a user reads to see why the mutant was caught: the test, its assertion, the counts
     assert "✖ the preload puts the app in test mode" in log, log
     assert "AssertionError" in log
-    assert "ℹ fail 1" in log
+    assert "\N{INFORMATION SOURCE} fail 1" in log
 
 
 def test_node_and_pytest_specs_verify_in_one_invocation(

@@ -110,6 +110,24 @@ def test_below_is_clamped(value):
 '''
 
 
+def test_a_survivor_s_long_name_is_cut_on_its_line_and_shown_whole_below_it(
+    make_project: ProjectFactory
+) -> None:
+    reason = ("SURVIVOR (documented): >= to > at 18 is not pinned, because no test asks "
+              "about a person who is exactly eighteen years old, which the spec records here")
+    spec = default_spec()
+    spec["mutations"][1]["name"] = reason
+    project = make_project(spec=spec)
+
+    done = in_process(project.root, "verify", "specs/calc.json")
+
+    assert done.code == 0, done.out + done.err
+    lines = done.out.splitlines()
+    survived = lines.index(next(line for line in lines if "SURVIVED #2" in line))
+    assert "...  (all 4 tests passed)" in lines[survived]  # cut on the verdict's line
+    assert lines[survived + 1].strip() == f"↳ {reason}"  # and whole below it
+
+
 def test_a_mutant_killed_by_more_tests_than_shown_says_how_many_more(
     make_project: ProjectFactory, cli: Cli
 ) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from conftest import CALC, TEST_CALC, Completed, Project, git
+from conftest import CALC, TEST_CALC, Completed, Project, default_spec, git
 from inproc import in_process
 from liverun import ONE_MUTATION_SPEC, Sandbox, add_probes, git_status, snapshot
 
@@ -239,3 +239,30 @@ def test_what_the_baseline_writes_never_reaches_a_mutant_run(
     assert done.code == 0, done.out + done.err
     [survivor] = _results(project.root / ".mutharness/results.json")["specs"][0]["mutations"]
     assert (survivor["verdict"], survivor["removed"]) == ("SURVIVED", [".cache-dir"])
+
+
+WRITES_DATA = '''\
+from pathlib import Path
+
+
+def test_keeps_an_account():
+    Path("accounts.json").write_text("{}")
+    (Path("logs") / "today").mkdir(parents=True, exist_ok=True)
+    assert Path("accounts.json").read_text() == "{}"
+'''
+
+
+def test_files_the_baseline_writes_into_the_workspace_are_named_on_the_console(
+    make_project: MakeProject
+) -> None:
+    spec = default_spec(tests=["tests/test_calc.py", "tests/test_data.py"], expectBaselinePass=5)
+    project = make_project(spec=spec)
+    project.write("tests/test_data.py", WRITES_DATA)
+    project.commit("a test that writes its data into the checkout")
+
+    done = in_process(project.root, "verify", "specs/calc.json")
+
+    assert done.code == 0, done.out + done.err
+    assert ("mutharness: note: the baseline of calc wrote into the workspace: accounts.json, "
+            "logs (deleted before each next run; data a test writes into the checkout is often "
+            "the sign of a missing preload or setting that points it elsewhere)") in done.err
