@@ -115,7 +115,8 @@ def observe(
         lab.listener.baseline_run(spec, number, runs)
         ran = run_scenario(Scenario.baseline(spec, number, timeout_s), lab)
         facts = _settled(ran)
-        written.update(ran.removed)
+        # a tool's hidden cache (.coverage, .hypothesis, .benchmarks) is a tool's business
+        written.update(path for path in ran.removed if not path.startswith("."))
         if (problem := collection_problem(facts)) is not None:
             raise SpecStopped(BaselineError(spec.id, f"collection failed: {problem}"), facts)
         if (error := isolation(facts)) is not None:
