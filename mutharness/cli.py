@@ -231,7 +231,8 @@ def verify(
 
     A SPEC is a JSON file (format: the README's "Spec format" section: tests,
     expectBaselinePass, mutations with name, file, anchor, replacement, expectCaught) or a
-    directory, whose *.json files are verified in name order. Every option can also be set
+    directory, whose *.json files are verified in name order; none: every spec in
+    specs-dir (specs/, else test/mutations/). Every option can also be set
     in the project config file; the command line wins.
     """
     from mutharness.reports.console import Console
@@ -293,7 +294,7 @@ def baseline_command(
 
     One line per spec: `ok <spec>: P pass + S approved skips = T [...]`, `DRIFT <spec>: ...`
     or `UNTRUSTWORTHY <spec>: <reason>`, then `N spec(s) measured, D drift, U untrustworthy`.
-    Approved skips come from the platform skip policy (specs/platform-skips.json). Specs
+    Approved skips come from the platform skip policy (platform-skips.json beside the specs). Specs
     with the same tests share one measurement. Exit 3 if any is untrustworthy, else 1 if
     any drifted, else 0.
     """
@@ -403,7 +404,7 @@ def merge_command(
 @_with_flags("check")
 @_guarded("checking the specs")
 def check(specs: tuple[Path, ...], suggest: bool, since: str | None) -> None:
-    """Static check of SPECs (default: every spec in specs/): schema and exactly-once anchors.
+    """Static check of SPECs (default: every spec in specs-dir): schema and exactly-once anchors.
 
     No tests run; every problem is listed at once. Fast enough for a pre-commit hook.
     """

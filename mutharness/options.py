@@ -66,6 +66,7 @@ class Source(StrEnum):
     CONFIG = "config"
     CLI = "command line"
     PACKAGE = "package.json"  # node's preloads, from its `test` script: the tree gives them
+    LAYOUT = "layout"  # where the specs are, found in the tree: the tree gives it again
 
 
 T = TypeVar("T", covariant=True)  # an Option[tuple[str, ...]] is an Option[Sequence[str]]
@@ -163,9 +164,14 @@ PYTEST_DROP_ADDOPTS: Final = Option[tuple[str, ...]](
     "`-kexpr`; pytest's own parser says whether a name takes one); the rest of the "
     "addopts stay. A name the addopts do not carry is refused. `-p` cannot be "
     "dropped (pytest loads those plugins first): use pytest-addopts.")
+SPECS_DIR: Final = Option[str](
+    "specs-dir", Kind.PATH, "specs",
+    "Where a command given no SPEC finds the specs (every *.json there), repo-relative; "
+    "without it, specs/, else the original harness's test/mutations/ when that holds specs.")
 PLATFORM_SKIPS: Final = Option[str](
     "platform-skips", Kind.PATH, "specs/platform-skips.json",
-    "The reviewed platform skip policy, repo-relative (absent: no skip is approved).")
+    "The reviewed platform skip policy, repo-relative (absent: no skip is approved); "
+    "without it, platform-skips.json beside the specs (specs-dir).")
 SINCE_RECORDS: Final = Option[str](
     "since-records", Kind.PATH, "evidence",
     "Where --since reads each spec's record of its last run (the evidence facts "
@@ -187,8 +193,8 @@ NODE_OPTIONS: Final = Option[tuple[str, ...]](
 OPTIONS: Final[tuple[Option[Any], ...]] = (  # in the order --help lists them
     PYTHON, NODE, LOCK_TIMEOUT, TIMEOUT_FLOOR, TIMEOUT_FACTOR, TIMEOUT_CONSTANT,
     BASELINE_TIMEOUT, BASELINE_RUNS, FIRST_FAILURE, PYTEST_RUNNER, PYTEST_ADDOPTS,
-    PYTEST_DROP_ADDOPTS, PLATFORM_SKIPS, SINCE_RECORDS, STRICT_SKIPS, NODE_IMPORT, NODE_REQUIRE,
-    NODE_OPTIONS,
+    PYTEST_DROP_ADDOPTS, SPECS_DIR, PLATFORM_SKIPS, SINCE_RECORDS, STRICT_SKIPS, NODE_IMPORT,
+    NODE_REQUIRE, NODE_OPTIONS,
 )
 BY_NAME: Mapping[str, Option[Any]] = {option.name: option for option in OPTIONS}
 
@@ -241,10 +247,10 @@ _SINCE = ("Only the specs affected by changes since REV (committed, uncommitted 
 _RUN_RESULTS = frozenset({"verify", "render", "merge"})  # what has a run's results to report
 FLAGS: Final[tuple[Flag, ...]] = (  # in the order --help lists them under their headings
     Flag(("--since",), "since", FlagKind.TEXT, frozenset({"verify", "baseline", "check"}),
-         Heading.SELECTION, _SINCE + " [default specs: specs/]", metavar="REV",
+         Heading.SELECTION, _SINCE + " [default specs: every spec in specs-dir]", metavar="REV",
          helps=(("check", _SINCE),)),
     Flag(("--all",), "all_specs", FlagKind.SWITCH, frozenset({"baseline"}), Heading.SELECTION,
-         "Every spec in specs/."),
+         "Every spec in specs-dir (specs/, else test/mutations/)."),
     Flag(("--shard",), "shard_text", FlagKind.TEXT, frozenset({"verify"}), Heading.SELECTION,
          "Run only shard K of N (1-based) of the mutations, for a CI matrix; `mutharness "
          "merge` joins the shards' results files.", metavar="K/N"),
@@ -369,7 +375,7 @@ class Options:
             value = self.values[option.name]
             source = self.sources.get(option.name)
             if (option.name not in changed and source is not Source.CLI) or (
-                    source is Source.PACKAGE):  # the same commit's package.json gives it
+                    source in (Source.PACKAGE, Source.LAYOUT)):  # the same commit gives it
                 continue
             if option.kind is Kind.FLAG:
                 words.append(option.flag if value else option.negation)
@@ -398,11 +404,29 @@ def rederive_flags(settings: Mapping[str, Any]) -> list[str]:
             chosen[option.name] = _checked(option, _jsonable(value), "the results")
         except ConfigProblem:
             chosen[option.name] = option.default
-        if given.get(option.name) == Source.PACKAGE.value:  # the commit's package.json again
+        if given.get(option.name) in (Source.PACKAGE.value, Source.LAYOUT.value):  # the tree's
             chosen[option.name] = option.default
         where[option.name] = (Source.CLI if given.get(option.name) == Source.CLI.value
                               else Source.DEFAULT)
     return Options(chosen, where).flags()
+
+
+ORIGINAL_LAYOUT = "test/mutations"  # where the harness this spec format comes from keeps them
+POLICY_FILE = "platform-skips.json"
+
+
+def laid_out(options: Options, is_dir: Callable[[str], bool]) -> Options:
+    """These options with the specs' directory found in the tree (`is_dir`, repo-relative)
+    when no setting names it: `specs/`, else `test/mutations/` where it exists; and the
+    platform skip policy beside them when no setting names that."""
+    found = options[SPECS_DIR]
+    taken: dict[str, Any] = {}
+    if options.sources[SPECS_DIR.name] is Source.DEFAULT and not is_dir(found) and (
+            is_dir(ORIGINAL_LAYOUT)):
+        found = taken[SPECS_DIR.name] = ORIGINAL_LAYOUT
+    if options.sources[PLATFORM_SKIPS.name] is Source.DEFAULT and found != SPECS_DIR.default:
+        taken[PLATFORM_SKIPS.name] = f"{found}/{POLICY_FILE}"
+    return options.taking(taken, Source.LAYOUT) if taken else options
 
 
 def taken_from_package(options: Options) -> tuple[str, ...]:

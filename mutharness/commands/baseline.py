@@ -29,7 +29,8 @@ def run(
         raise SpecError((SpecProblem(
             "baseline", "", "name the SPEC files to measure, --all, or --since REV"),))
     settings = settings_of(
-        specs or default_specs("to measure"), cli_options, config, allow_dirty,
+        specs or default_specs("to measure", cli_options, config), cli_options, config,
+        allow_dirty,
         ("mutharness", "baseline", *(path.as_posix() for path in specs)), since=since,
     )
     with interrupts():

@@ -33,11 +33,13 @@ from mutharness.options import (
     NODE_REQUIRE,
     PLATFORM_SKIPS,
     SINCE_RECORDS,
+    SPECS_DIR,
     STRICT_SKIPS,
     ConfigReader,
     Options,
     Source,
     config_problem,
+    laid_out,
     project_inputs,
     read_config,
     resolve,
@@ -71,16 +73,29 @@ def expand(paths: tuple[Path, ...]) -> tuple[Path, ...]:
     return tuple(expanded)
 
 
-def default_specs(what: str) -> tuple[Path, ...]:
-    """`specs/` at the repository root, for a command given no SPEC."""
+def default_specs(what: str, cli_options: Mapping[str, Any] | None = None,
+                  config: Path | None = None) -> tuple[Path, ...]:
+    """The specs' directory, for a command given no SPEC: `specs-dir` (the command line's,
+    the project config's), else `specs/`, else the original layout's `test/mutations/`."""
     source = open_repository()
-    default = source.root / "specs"
+    values, config_file = read_config(source.root, config, committed_config(source, ()))
+    options = located(source, resolve(dict(cli_options or {}), values, config_file))
+    default = source.root.joinpath(*options[SPECS_DIR].split("/"))
     if not default.is_dir():
         raise SpecError((SpecProblem(
             display_name(default, source.root), "",
-            f"is not a directory at the repository root: name the spec files {what}",
+            f"is not a directory: name the spec files {what}, or set specs-dir",
         ),))
     return (default,)
+
+
+def located(source: SourceRepo, options: Options) -> Options:
+    """`options.laid_out` in the user's tree: where its specs are, and the skip policy."""
+    def is_dir(relative: str) -> bool:
+        found = source.root.joinpath(*relative.split("/"))
+        return found.is_dir() and not found.is_symlink()
+
+    return laid_out(options, is_dir)
 
 
 def settings_of(
@@ -329,7 +344,7 @@ def prepare(settings: Settings, environ: Mapping[str, str]) -> Prepared:
     changes = source.changes() if inherited is None else inherited.changes
     included = (inherited.included if inherited is not None
                 else status_paths(changes) if settings.allow_dirty else ())
-    options = effective_options(settings, source, included)
+    options = located(source, effective_options(settings, source, included))
     modes = tracked_with(source, included)
     specs = check_spec_files(  # every problem of every spec at once, anchors included
         settings.spec_paths, display, source, tracked=modes,

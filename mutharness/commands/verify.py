@@ -25,8 +25,6 @@ from mutharness.errors import (
     NothingSelected,
     OptionConflict,
     OutputClosed,
-    SpecError,
-    SpecProblem,
 )
 from mutharness.lab.events import Listener
 from mutharness.lab.feed import Feed
@@ -51,13 +49,11 @@ def run(
     """The command line's verify, from its parsed arguments to its exit code (errors raised)."""
     command = ("mutharness", "verify", *(path.as_posix() for path in specs))
     try:
-        if not specs and since is None:
-            raise SpecError((SpecProblem("verify", "", "name the SPEC files or directories to "
-                                         "verify (or --since REV for those it affects)"),))
         shard = None if shard_text is None else Shard.parse(shard_text)
         _refuse_conflicts(shard, fail_fast, evidence_dir)
         settings = settings_of(
-            specs or default_specs("to verify"), cli_options, config, allow_dirty, command,
+            specs or default_specs("to verify", cli_options, config), cli_options, config,
+            allow_dirty, command,
             fail_fast=fail_fast, json_path=json_path.absolute() if json_path else None,
             since=since, shard=shard, jobs=jobs,
         )

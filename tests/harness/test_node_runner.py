@@ -191,3 +191,58 @@ def test_node_options_off_the_allow_list_are_refused_before_anything_runs(
 
     assert done.code == 2
     assert "'--test-force-exit' is not allowed" in done.err
+
+
+def _original_layout(node_project: Path) -> None:
+    """The fixture project as the original harness lays it out: specs in test/mutations/, no
+    specs/ and no config file (the test script names the preload)."""
+    (node_project / "test/mutations").mkdir()
+    for spec in (node_project / "specs").glob("*.json"):
+        spec.rename(node_project / "test/mutations" / spec.name)
+    (node_project / "specs").rmdir()
+    (node_project / "mutharness.toml").unlink()
+    git(node_project, "add", "-A")
+    git(node_project, "commit", "-q", "-m", "the original harness's layout")
+
+
+def test_a_project_in_the_original_layout_needs_no_flags_and_no_config_file(
+    node_project: Path, cli: Cli
+) -> None:
+    _original_layout(node_project)
+    shipped = sorted(path.name for path in (node_project / "test/mutations").glob("*.json"))
+
+    checked = cli(node_project, "check")
+    measured = cli(node_project, "baseline", "--all")
+    done = cli(node_project, "verify")
+
+    assert checked.code == 0, checked.out + checked.err
+    assert f"{len(shipped)} spec(s)" in checked.out
+    assert measured.code == 0, measured.out + measured.err
+    results = json.loads((node_project / ".mutharness/results.json").read_text("utf-8"))
+    assert sorted(Path(spec["path"]).name for spec in results["specs"]) == shipped
+    assert all(spec["error"] == "" for spec in results["specs"]), done.out + done.err
+    assert done.code == 4, done.out + done.err  # the fixture's load-failure mutants, by hand
+    settings = results["settings"]
+    assert settings["values"]["specs-dir"] == "test/mutations"
+    assert settings["values"]["platform-skips"] == "test/mutations/platform-skips.json"
+    assert settings["sources"]["specs-dir"] == "layout"
+    assert "--specs-dir" not in " ".join(settings["rederive_flags"])
+
+
+def test_specs_dir_in_the_project_config_names_where_the_specs_and_the_skip_policy_are(
+    node_project: Path, cli: Cli
+) -> None:
+    (node_project / "qa").mkdir()
+    (node_project / "specs").rename(node_project / "qa/specs")
+    with (node_project / "mutharness.toml").open("a", encoding="utf-8") as config:
+        config.write('\n')
+    text = (node_project / "mutharness.toml").read_text("utf-8")
+    (node_project / "mutharness.toml").write_text('specs-dir = "qa/specs"\n' + text, "utf-8")
+    git(node_project, "add", "-A")
+    git(node_project, "commit", "-q", "-m", "specs under qa/")
+
+    done = cli(node_project, "check")
+
+    assert done.code == 0, done.out + done.err
+    listed = sorted(path.name for path in (node_project / "qa/specs").glob("*.json"))
+    assert f"{len(listed)} spec(s)" in done.out
