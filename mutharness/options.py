@@ -54,6 +54,8 @@ class Heading(StrEnum):
     RUN = "How it runs"
     OUTPUTS = "What it writes"
     SETTINGS = "Settings (each but --config also a project config key)"
+    PYTEST = "pytest specs only (each also a project config key)"
+    NODE = "node specs only (each also a key of the project config's [node] table)"
 
 
 TEST_COMMANDS = frozenset({"verify", "baseline", "redfirst"})  # every setting applies to them
@@ -85,7 +87,7 @@ class Option(Generic[T]):
     maximum: float | None = None
     choices: tuple[str, ...] = ()  # a TEXT option's allowed values (none: any)
     commands: frozenset[str] = TEST_COMMANDS
-    heading = Heading.SETTINGS
+    heading: Heading = Heading.SETTINGS  # the runner's own heading for a runner's own setting
 
     @property
     def switches(self) -> tuple[str, ...]:
@@ -111,10 +113,12 @@ class Option(Generic[T]):
 PYTHON: Final = Option[str | None](
     "python", Kind.PATH, None,
     "Interpreter that runs pytest (e.g. a project venv's python); it needs pytest 7.4 or "
-    "newer, nothing else [default: the interpreter running mutharness].")
+    "newer, nothing else [default: the interpreter running mutharness].",
+    heading=Heading.PYTEST)
 NODE: Final = Option[str](
     "node", Kind.PATH, "node",
-    "The node executable that runs node specs (20 or newer) [default: node on PATH].")
+    "The node executable that runs node specs (20 or newer) [default: node on PATH].",
+    heading=Heading.NODE)
 LOCK_TIMEOUT: Final = Option[float](
     "lock-timeout", Kind.FLOAT, 60.0,
     "Seconds to wait for another run on this repository.", minimum=0)
@@ -152,18 +156,20 @@ PYTEST_RUNNER: Final = Option[str](
     "pytest` per run. `forked`: a server that imports pytest once and forks a child per "
     "run (start-up code it cannot vouch for, or a first run of a test set that differs "
     "from a fresh process's, falls back to `subprocess`).",
-    choices=("forked", "subprocess", "warm"))
+    choices=("forked", "subprocess", "warm"), heading=Heading.PYTEST)
 PYTEST_ADDOPTS: Final = Option[str | None](
     "pytest-addopts", Kind.TEXT, None,
     "Replaces the project's pytest `addopts` in every run (for options such as "
-    "--cov-fail-under that fail a subset of the suite for reasons unrelated to it).")
+    "--cov-fail-under that fail a subset of the suite for reasons unrelated to it).",
+    heading=Heading.PYTEST)
 PYTEST_DROP_ADDOPTS: Final = Option[tuple[str, ...]](
     "pytest-drop-addopts", Kind.TEXTS, (),
     "Options removed by name from the project's pytest `addopts` in every run, each "
     "with its value however written (`--cov-fail-under=90`, `--cov-fail-under 90`, "
     "`-kexpr`; pytest's own parser says whether a name takes one); the rest of the "
     "addopts stay. A name the addopts do not carry is refused. `-p` cannot be "
-    "dropped (pytest loads those plugins first): use pytest-addopts.")
+    "dropped (pytest loads those plugins first): use pytest-addopts.",
+    heading=Heading.PYTEST)
 SPECS_DIR: Final = Option[str](
     "specs-dir", Kind.PATH, "specs",
     "Where a command given no SPEC finds the specs (every *.json there), repo-relative; "
@@ -183,13 +189,16 @@ STRICT_SKIPS: Final = Option[bool](
 NODE_IMPORT: Final = Option[tuple[str, ...]](
     "node.import", Kind.TEXTS, (),
     "Modules preloaded with `node --import` in every run, baseline and mutants alike "
-    "(e.g. ./test/setup-env.mjs).")
+    "(e.g. ./test/setup-env.mjs).",
+    heading=Heading.NODE)
 NODE_REQUIRE: Final = Option[tuple[str, ...]](
     "node.require", Kind.TEXTS, (),
-    "Modules preloaded with `node --require` in every run.")
+    "Modules preloaded with `node --require` in every run.",
+    heading=Heading.NODE)
 NODE_OPTIONS: Final = Option[tuple[str, ...]](
     "node.options", Kind.TEXTS, (),
-    "Extra node options for every run, from a fixed allow-list (see the README).")
+    "Extra node options for every run, from a fixed allow-list (see the README).",
+    heading=Heading.NODE)
 OPTIONS: Final[tuple[Option[Any], ...]] = (  # in the order --help lists them
     PYTHON, NODE, LOCK_TIMEOUT, TIMEOUT_FLOOR, TIMEOUT_FACTOR, TIMEOUT_CONSTANT,
     BASELINE_TIMEOUT, BASELINE_RUNS, FIRST_FAILURE, PYTEST_RUNNER, PYTEST_ADDOPTS,

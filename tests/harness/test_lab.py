@@ -157,7 +157,8 @@ def test_check_in_a_repository_without_a_specs_directory_says_what_to_do(
     done = in_process(project.root, "check")
 
     assert done.code == 2
-    assert "specs: is not a directory at the repository root: name the spec files" in done.err
+    assert "specs: is not a directory: name the spec files" in done.err
+    assert "or set specs-dir" in done.err
 
 
 def test_verify_help_points_to_the_spec_format_and_says_what_the_interpreter_needs(

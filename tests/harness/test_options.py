@@ -384,3 +384,25 @@ def test_a_config_key_holding_a_line_break_or_escape_cannot_forge_a_line_of_the_
         "baseline-runs", "timeout-flor\\x1b[2J\\nfake"]
     assert "\x1b" not in raised.value.message()
     assert not any(line.startswith("fake") for line in lines)
+
+
+@pytest.mark.parametrize("command", sorted(TEST_COMMANDS))
+def test_the_help_lists_each_runner_s_own_settings_under_that_runner_s_heading(
+    command: str, tmp_path: Path,
+) -> None:
+    done = in_process(tmp_path, command, "--help")
+
+    sections: dict[str, list[str]] = {}
+    heading = ""
+    for line in done.out.splitlines():
+        if line and not line.startswith(" ") and line.endswith(":"):
+            heading = line[:-1]
+        elif line.strip().startswith("--"):
+            sections.setdefault(heading, []).append(line.split()[0])
+    pytest_only = next(flags for title, flags in sections.items() if title.startswith("pytest"))
+    node_only = next(flags for title, flags in sections.items() if title.startswith("node"))
+    assert set(pytest_only) == {"--python", "--pytest-runner", "--pytest-addopts",
+                                "--pytest-drop-addopts"}
+    assert set(node_only) == {"--node", "--node-import", "--node-require", "--node-options"}
+    general = next(flags for title, flags in sections.items() if title.startswith("Settings"))
+    assert not {*pytest_only, *node_only} & set(general)
