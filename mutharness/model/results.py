@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from mutharness.digest import file_digest
 from mutharness.errors import ExitCode, MutharnessError, RecordedError, ResultsError
 from mutharness.model.anchors import Location, Position
 from mutharness.model.pins import Pin
@@ -306,7 +307,18 @@ def to_json(run: RunResult, timings: bool = True) -> dict[str, Any]:
         "notes": list(run.notes),
         **({"shard": run.shard.to_json()} if run.shard is not None else {}),
     })
+    texts: dict[str, str] = {}  # each mutated file's text once, however many specs mutate it
+    for spec in document["specs"]:
+        by_digest = {path: text_digest(text) for path, text in spec["sources"].items()}
+        texts.update((by_digest[path], text) for path, text in spec["sources"].items())
+        spec["sources"] = by_digest
+    document["texts"] = dict(sorted(texts.items()))
     return document
+
+
+def text_digest(text: str) -> str:
+    """What a results file names a mutated file's text by: the sha256 of its UTF-8 bytes."""
+    return file_digest(text.encode("utf-8"))
 
 
 def write_results(run: RunResult, path: Path) -> None:
@@ -461,7 +473,7 @@ def _facts(reader: _Reader) -> RunFacts:
     )
 
 
-def _spec(reader: _Reader) -> SpecResult:
+def _spec(reader: _Reader, texts: Mapping[str, str] | None) -> SpecResult:
     declared = tuple(
         Mutation(n, d.text("name"), d.text("file"), d.text("anchor"), d.text("replacement"),
                  d.flag("expect_caught"), d.texts("killed_by"))
@@ -514,16 +526,35 @@ def _spec(reader: _Reader) -> SpecResult:
         spec, None if baseline is None else _facts(baseline), reader.number("timeout_s", 0.0),
         tuple(mutations), reader.text("error"), depends, reader.text("source_commit"),
         reader.text("stopped", ""), tools, pin, pin_depends, red_first,
-        reader.texts("absent", ()), _sources(reader),
+        reader.texts("absent", ()), _sources(reader, texts),
     )
 
 
-def _sources(reader: _Reader) -> Mapping[str, str]:
-    """The mutated files' texts (none in a results file older than them)."""
+def _sources(reader: _Reader, texts: Mapping[str, str] | None) -> Mapping[str, str]:
+    """The mutated files' texts: by digest from the document's `texts`, or (a results file
+    older than them) each in place (none in one older still)."""
     sources = reader.table("sources", {})
     if not all(isinstance(text, str) for text in sources.values()):
         raise _Bad(f"{reader.where}sources holds a text that is not a string")
-    return sources
+    if texts is None:
+        return sources
+    missing = sorted(path for path, digest in sources.items() if digest not in texts)
+    if missing:
+        raise _Bad(f"{reader.where}sources names a text the document's texts lack "
+                   f"({missing[0]})")
+    return {path: texts[digest] for path, digest in sources.items()}
+
+
+def _texts(reader: _Reader) -> Mapping[str, str] | None:
+    """The document's mutated files' texts by digest, each checked against its digest (None
+    in a results file older than them)."""
+    if "texts" not in reader.document:
+        return None
+    texts = reader.table("texts")
+    for digest, text in texts.items():
+        if not isinstance(text, str) or text_digest(text) != digest:
+            raise _Bad(f"texts holds a text whose sha256 is not its key ({str(digest)[:16]})")
+    return texts
 
 
 def _shard(reader: _Reader | None) -> ShardPlan | None:
@@ -561,13 +592,14 @@ def from_json(document: Any, source: str = "the document") -> RunResult:
             raise _Bad(f"its schema is {schema!r}; this mutharness reads {SCHEMA_VERSION}")
         error = reader.text("error")
         stopping = _stopping_code(reader) if error else ExitCode.OK
+        texts = _texts(reader)
         return RunResult(
             tool={str(k): str(v) for k, v in reader.table("tool").items()},
             commit=reader.text("commit"),
             dirty=reader.flag("dirty"),
             dirty_changes=reader.texts("dirty_changes"),
             command=reader.texts("command"),
-            specs=tuple(_spec(spec) for spec in reader.objects("specs")),
+            specs=tuple(_spec(spec, texts) for spec in reader.objects("specs")),
             interrupted=reader.maybe_int("signal") if reader.flag("interrupted") else None,
             settings=reader.table("settings"),
             complete=reader.flag("complete"),

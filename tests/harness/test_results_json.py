@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import platform
 import subprocess
@@ -11,8 +12,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import Completed, Project, default_spec, git
+from inproc import in_process
 
+from mutharness.errors import ResultsError
 from mutharness.model.results import from_json, to_json
 
 ProjectFactory = Callable[..., Project]
@@ -105,3 +109,24 @@ def test_without_the_option_the_results_go_to_the_self_ignoring_run_directory(
     assert results["specs"][0]["path"] == "specs/calc.json"
     assert [m["verdict"] for m in results["specs"][0]["mutations"]] == ["CAUGHT"]
     assert git(project.root, "status", "--porcelain") == "?? NOTES.txt\n"
+
+
+def test_a_file_several_specs_mutate_is_stored_once_and_read_back_whole(
+    make_project: Callable[..., Project], tmp_path: Path
+) -> None:
+    project = make_project()
+    project.spec("calc-again", default_spec(), commit=True)  # mutating the same file
+
+    done = in_process(project.root, "verify", "specs")
+
+    assert done.code == 0, done.out + done.err
+    document = json.loads((project.root / ".mutharness/results.json").read_text("utf-8"))
+    text = (project.root / "src/calc.py").read_text("utf-8")
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    assert document["texts"] == {digest: text}  # once, however many specs mutate it
+    assert [spec["sources"] for spec in document["specs"]] == [{"src/calc.py": digest}] * 2
+    assert [dict(spec.sources) for spec in from_json(document).specs] == [
+        {"src/calc.py": text}] * 2
+    forged = {**document, "texts": {digest: text + "# not what ran\n"}}
+    with pytest.raises(ResultsError, match="texts"):
+        from_json(forged)
