@@ -1,8 +1,10 @@
 """Node projects with installed packages: real `npm install`s, the workspace's links to them.
 
 Each project here is installed by the real npm (a package from the registry where the test
-says so; an npm workspaces monorepo without one), committed without its `node_modules`, as
-projects are, and verified by the real command line.
+says so, from the cache `npmcache.py` filled before the suite when MUTHARNESS_NPM_CACHE names
+it; an npm workspaces monorepo without one), committed without its `node_modules`, as
+projects are, and verified by the real command line: on the node on PATH, and on each node
+MUTHARNESS_NODES names (.ci/run: 22 and 24) where the test says so.
 """
 
 from __future__ import annotations
@@ -20,6 +22,17 @@ import pytest
 from conftest import Completed, git
 
 NODE, NPM = shutil.which("node"), shutil.which("npm")
+NPM_CACHE = os.environ.get("MUTHARNESS_NPM_CACHE")
+
+
+def _version(node: str) -> int:
+    said = subprocess.run([node, "--version"], capture_output=True, text=True).stdout
+    return int(said.strip().lstrip("v").split(".")[0])
+
+
+OTHER_NODES = [path for path in os.environ.get("MUTHARNESS_NODES", "").split(os.pathsep) if path]
+NODES = [pytest.param(node, id=f"node{_version(node)}")
+         for node in ([NODE] if NODE else []) + OTHER_NODES]
 
 pytestmark = pytest.mark.skipif(
     NODE is None or NPM is None or not hasattr(os, "symlink") or os.name == "nt",
@@ -70,8 +83,9 @@ def npm_project(root: Path, files: Mapping[str, str]) -> Path:
     root.mkdir()
     _write(root, {".gitignore": "node_modules/\n.mutharness/\n", **files})
     assert NPM is not None
-    done = subprocess.run([NPM, "install", "--no-audit", "--no-fund", "--ignore-scripts"],
-                          cwd=root, capture_output=True, text=True, timeout=600)
+    cache = ["--offline", "--cache", NPM_CACHE] if NPM_CACHE else []
+    done = subprocess.run([NPM, "install", "--no-audit", "--no-fund", "--ignore-scripts",
+                           *cache], cwd=root, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     git(root, "init", "-q")
     git(root, "add", "-A")
@@ -103,14 +117,15 @@ def _results(root: Path) -> dict[str, Any]:
     return found
 
 
+@pytest.mark.parametrize("node", NODES)
 @pytest.mark.parametrize("kind", ["commonjs", "module"])
 def test_a_suite_that_imports_an_installed_npm_package_runs_against_the_users_node_modules(
-    tmp_path: Path, git_home: Path, cli: Cli, kind: str
+    tmp_path: Path, git_home: Path, cli: Cli, kind: str, node: str
 ) -> None:
     project = tally(tmp_path / "tally", kind)
     installed = sorted(path.name for path in (project / "node_modules").iterdir())
 
-    done = cli(project, "verify", "specs/tally.json")
+    done = cli(project, "verify", "specs/tally.json", "--node", node)
 
     [spec] = _results(project)["specs"]
     assert spec["error"] == "", done.out + done.err
@@ -159,13 +174,14 @@ def monorepo(root: Path) -> Path:
     })
 
 
+@pytest.mark.parametrize("node", NODES)
 def test_a_mutant_in_an_npm_workspace_member_runs_where_node_modules_links_to_that_member(
-    tmp_path: Path, git_home: Path, cli: Cli
+    tmp_path: Path, git_home: Path, cli: Cli, node: str
 ) -> None:
     project = monorepo(tmp_path / "mono")
     assert os.readlink(project / "node_modules/b") == "../packages/b"  # as npm makes it
 
-    done = cli(project, "verify", "specs/b.json")
+    done = cli(project, "verify", "specs/b.json", "--node", node)
 
     # the workspace's node_modules/b is the workspace's member, not the user's: the mutants
     # ran (through the user's copy each would have survived)
@@ -345,13 +361,8 @@ test('inside the range', () => { const n: number = clamp(5, 0, 10); assert.stric
 """
 
 
-def test_typescript_tests_run_through_the_loader_the_project_installed(
-    tmp_path: Path, git_home: Path, cli: Cli
-) -> None:
-    project = npm_project(tmp_path / "ts", {
-        "package.json": json.dumps({"name": "ts", "version": "1.0.0", "type": "module",
-                                    "devDependencies": {"tsx": "4.19.2"}}),
-        "mutharness.toml": '[node]\nimport = ["tsx"]\n',  # resolved from its node_modules
+def _clamp(root: Path, files: Mapping[str, str]) -> Path:
+    return npm_project(root, {
         "src/clamp.ts": CLAMP_TS,
         "test/clamp.test.ts": CLAMP_TEST_TS,
         "specs/clamp.json": _spec(["test/clamp.test.ts"], 3, [
@@ -361,13 +372,41 @@ def test_typescript_tests_run_through_the_loader_the_project_installed(
             {"name": "the low bound compared inclusively", "file": "src/clamp.ts",
              "anchor": "value < low", "replacement": "value <= low", "expectCaught": False},
         ]),
+        **files,
     })
 
-    done = cli(project, "verify", "specs/clamp.json")
 
+def _assert_clamp_verified(project: Path, done: Completed) -> None:
     [spec] = _results(project)["specs"]
     assert spec["error"] == "", done.out + done.err
     assert spec["runner"] == "node"  # detected from the .ts entry
     assert [(m["verdict"], m["facts"]["failing"]) for m in spec["mutations"]] == [
         ("CAUGHT", ["test/clamp.test.ts > above the range"]), ("SURVIVED", [])]
     assert done.code == 0, done.out + done.err
+
+
+@pytest.mark.parametrize("node", [node for node in NODES if _version(node.values[0]) >= 22])
+def test_typescript_tests_run_on_node_s_own_type_stripping_from_22_on(
+    tmp_path: Path, git_home: Path, cli: Cli, node: str
+) -> None:
+    project = _clamp(tmp_path / "ts", {
+        "package.json": json.dumps({"name": "ts", "version": "1.0.0", "type": "module"})})
+
+    done = cli(project, "verify", "specs/clamp.json", "--node", node)
+
+    _assert_clamp_verified(project, done)
+
+
+@pytest.mark.parametrize("node", NODES)
+def test_typescript_tests_run_through_the_loader_the_project_installed(
+    tmp_path: Path, git_home: Path, cli: Cli, node: str
+) -> None:
+    project = _clamp(tmp_path / "ts", {
+        "package.json": json.dumps({"name": "ts", "version": "1.0.0", "type": "module",
+                                    "devDependencies": {"tsx": "4.19.2"}}),
+        "mutharness.toml": '[node]\nimport = ["tsx"]\n',  # resolved from its node_modules
+    })
+
+    done = cli(project, "verify", "specs/clamp.json", "--node", node)
+
+    _assert_clamp_verified(project, done)
