@@ -79,6 +79,20 @@ def _first_line(message: str) -> str:
     return f"{lines[0]} {lines[1].strip()}" + (f" (and {more} more)" if more else "")
 
 
+def _encodable(text: str, encoding: str | None) -> str:
+    """`text` as the stream's encoding can write it: what it cannot encode (a Windows console's
+    code page and a test's, a spec's or node's own glyphs) shown as an escape (`\\u2716`)."""
+    if not encoding:
+        return text
+    try:
+        text.encode(encoding)
+    except UnicodeEncodeError:
+        return text.encode(encoding, errors="backslashreplace").decode(encoding)
+    except LookupError:  # a codec Python does not know: written as it is
+        return text
+    return text
+
+
 def _label(name: str) -> str:
     flat = " ".join(name.split())
     return printable(flat if len(flat) <= NAME_WIDTH else flat[: NAME_WIDTH - 3] + "...")
@@ -158,7 +172,8 @@ class Console:
             if progress is None or "stdout" in self.closed:
                 return
             width = shutil.get_terminal_size((80, 24)).columns - 1
-            text = printable(progress.line(time.monotonic(), width))
+            text = _encodable(printable(progress.line(time.monotonic(), width)),
+                              getattr(sys.stdout, "encoding", None))
             try:
                 sys.stdout.write(CLEAR + click.style(text, fg="cyan") if self.color is not False
                                  else CLEAR + text)
@@ -197,6 +212,7 @@ class Console:
         if name in self.closed:
             return
         stream = sys.stderr if err else sys.stdout
+        text = _encodable(text, getattr(stream, "encoding", None))
         with self.lock:
             self._clear()
             try:

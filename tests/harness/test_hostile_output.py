@@ -240,3 +240,19 @@ def test_render_writes_every_report_of_results_whose_texts_hold_lone_surrogates_
     for name in ("o.md", "o.html", "evidence/calc.md", "evidence/index.md"):
         text = (here / name).read_text("utf-8")
         assert "\x00" not in text and "\x1b" not in text
+
+
+def test_a_console_that_cannot_encode_a_character_shows_it_as_an_escape_and_the_run_goes_on(
+    make_project: Callable[..., Project], cli: Cli
+) -> None:
+    spec = default_spec()
+    spec["mutations"][1]["name"] = "SURVIVOR \u2716 (documented): >= to > at 18 is not pinned"
+    project = make_project(spec=spec)
+
+    # a Windows console's code page: what it cannot encode (a test's, a spec's, node's own
+    # glyphs) never stops the run
+    done = cli(project.root, "verify", "specs/calc.json",
+               env={**os.environ, "PYTHONIOENCODING": "cp1252"})
+
+    assert done.code == 0, done.out + done.err
+    assert "SURVIVOR \\u2716 (documented)" in done.out
