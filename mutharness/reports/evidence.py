@@ -190,8 +190,9 @@ def spec_facts(run: RunResult, spec_id: str) -> str:
     only = replace(run, commit=measured, specs=specs)
     facts = to_json(only, timings=False)
     del facts["notes"]  # how the run went (a runner's fall-back) differs by machine, no verdict
+    del facts["texts"]  # the targets' texts: their digests are in depends_on
     for spec in facts["specs"]:
-        del spec["sources"]  # the targets' texts: their digests are in depends_on
+        del spec["sources"]
     facts["tool"] = {  # where it ran (a CI or a laptop), where the interpreters live and the
         key: value for key, value in facts["tool"].items()  # name they were invoked by
         if key != "ci" and not key.endswith("_executable")  # decide no verdict
