@@ -69,7 +69,13 @@ class Source(StrEnum):
     CLI = "command line"
     PACKAGE = "package.json"  # node's preloads, from its `test` script: the tree gives them
     LAYOUT = "layout"  # where the specs are, found in the tree: the tree gives it again
+    ACTIVE = "VIRTUAL_ENV"  # the tests' interpreter: the active virtual environment's
+    DOTVENV = ".venv"  # the tests' interpreter: the repository's .venv
 
+
+# values found where the run is, not given: no re-derive flag repeats them (the same commit,
+# or the re-deriver's own machine, gives them again)
+FOUND: Final = frozenset({Source.PACKAGE, Source.LAYOUT, Source.ACTIVE, Source.DOTVENV})
 
 T = TypeVar("T", covariant=True)  # an Option[tuple[str, ...]] is an Option[Sequence[str]]
 
@@ -113,7 +119,8 @@ class Option(Generic[T]):
 PYTHON: Final = Option[str | None](
     "python", Kind.PATH, None,
     "Interpreter that runs pytest (e.g. a project venv's python); it needs pytest 7.4 or "
-    "newer, nothing else [default: the interpreter running mutharness].",
+    "newer, nothing else [default: the active virtual environment's (VIRTUAL_ENV), else "
+    "the repository's .venv, else the interpreter running mutharness].",
     heading=Heading.PYTEST)
 NODE: Final = Option[str](
     "node", Kind.PATH, "node",
@@ -384,7 +391,7 @@ class Options:
             value = self.values[option.name]
             source = self.sources.get(option.name)
             if (option.name not in changed and source is not Source.CLI) or (
-                    source in (Source.PACKAGE, Source.LAYOUT)):  # the same commit gives it
+                    source in FOUND):  # the commit or the machine gives it again
                 continue
             if option.kind is Kind.FLAG:
                 words.append(option.flag if value else option.negation)
@@ -413,7 +420,7 @@ def rederive_flags(settings: Mapping[str, Any]) -> list[str]:
             chosen[option.name] = _checked(option, _jsonable(value), "the results")
         except ConfigProblem:
             chosen[option.name] = option.default
-        if given.get(option.name) in (Source.PACKAGE.value, Source.LAYOUT.value):  # the tree's
+        if given.get(option.name) in {source.value for source in FOUND}:  # found again
             chosen[option.name] = option.default
         where[option.name] = (Source.CLI if given.get(option.name) == Source.CLI.value
                               else Source.DEFAULT)
@@ -438,15 +445,22 @@ def laid_out(options: Options, is_dir: Callable[[str], bool]) -> Options:
     return options.taking(taken, Source.LAYOUT) if taken else options
 
 
-def taken_from_package(options: Options) -> tuple[str, ...]:
-    """What the user is told of settings taken from `package.json` (node's preloads)."""
+def found_notes(options: Options) -> tuple[str, ...]:
+    """What the user is told of settings found rather than given: node's preloads from
+    `package.json`, the tests' interpreter from a virtual environment."""
+    told = []
     words = [word for option, flag in ((NODE_IMPORT, "--import"), (NODE_REQUIRE, "--require"))
              if options.sources.get(option.name) is Source.PACKAGE
              for module in options[option] for word in (flag, module)]
-    if not words:
-        return ()
-    return (f"node preloads from package.json's test script: {' '.join(words)} (a [node] "
-            "import or require setting in the project config replaces them)",)
+    if words:
+        told.append(f"node preloads from package.json's test script: {' '.join(words)} (a "
+                    "[node] import or require setting in the project config replaces them)")
+    source = options.sources.get(PYTHON.name)
+    if source in (Source.ACTIVE, Source.DOTVENV):
+        where = ("the active virtual environment, VIRTUAL_ENV" if source is Source.ACTIVE
+                 else "the repository's .venv")
+        told.append(f"the tests run with {options[PYTHON]} ({where}; --python chooses another)")
+    return tuple(told)
 
 
 def config_problem(file: str, key: str, what: str) -> ConfigProblem:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ from mutharness.options import (
     NODE_IMPORT,
     NODE_REQUIRE,
     PLATFORM_SKIPS,
+    PYTHON,
     SINCE_RECORDS,
     SPECS_DIR,
     STRICT_SKIPS,
@@ -50,6 +52,7 @@ from mutharness.repo.git import configure_git, enclosing_worktrees
 from mutharness.repo.source import SourceRepo, open_source, status_paths
 from mutharness.repo.workspace import temp_directory
 from mutharness.runners.node import rules as node_rules
+from mutharness.runners.pytest import rules as pytest_rules
 from mutharness.static_check import Committed, check_spec_files, tracked_with
 from mutharness.sweep import sweep_stale_workspaces
 
@@ -283,6 +286,23 @@ def script_preloads(source: SourceRepo, options: Options, specs: Sequence[Spec],
                           Source.PACKAGE)
 
 
+def interpreter(source: SourceRepo, options: Options, specs: Sequence[Spec],
+                environ: Mapping[str, str]) -> Options:
+    """For pytest specs, when no setting names the tests' interpreter: the active virtual
+    environment's (VIRTUAL_ENV), else the repository's `.venv`, when it is not the one
+    running mutharness (a tool install: pipx, `uv tool`); else none (this interpreter)."""
+    if options.sources[PYTHON.name] is not Source.DEFAULT or not any(
+            spec.runner == pytest_rules.NAME for spec in specs):
+        return options
+    active = environ.get("VIRTUAL_ENV")
+    where, source_of = ((Path(active), Source.ACTIVE) if active
+                        else (source.root / ".venv", Source.DOTVENV))
+    python = where / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
+    if not python.is_file() or where.resolve() == Path(sys.prefix).resolve():
+        return options
+    return options.taking({PYTHON.name: str(python)}, source_of)
+
+
 def _as_held(source: SourceRepo, path: str, included: tuple[str, ...]) -> bytes | None:
     """A file's bytes as the workspace will hold them: HEAD's, or the working tree's under
     --allow-dirty (None when there is no such file; never read through a link)."""
@@ -352,6 +372,7 @@ def prepare(settings: Settings, environ: Mapping[str, str]) -> Prepared:
     )
     tracked = frozenset(modes)
     options = script_preloads(source, options, specs, included)
+    options = interpreter(source, options, specs, environ)
     selection = None
     if settings.since is not None:
         selection = since_selection(source, settings.since, specs, options, tracked)

@@ -42,8 +42,8 @@ from mutharness.options import (
     FIRST_FAILURE,
     PLATFORM_SKIPS,
     Options,
+    found_notes,
     project_inputs,
-    taken_from_package,
 )
 from mutharness.repo.source import SourceRepo
 from mutharness.runners.base import RunFacts, SpecFiles
@@ -454,7 +454,7 @@ class Session:
             with opened(plan.source, plan.included, plan.options, plan.specs, listener,
                         environ, temp_dir, logs) as bench:
                 self.runners, self.notes = bench.runners, bench.notes
-                for text in taken_from_package(plan.options):
+                for text in found_notes(plan.options):
                     self.notes(text)
                 self._specs(bench.lab)
         run = replace(self.result(complete=True, interrupted=ending.interrupted,

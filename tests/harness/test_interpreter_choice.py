@@ -1,0 +1,97 @@
+"""Which interpreter runs the tests when nothing names one: mutharness installed as a tool
+(pipx, `uv tool`) beside a project that keeps its own virtual environment.
+
+The command line here runs with the suite's interpreter, as a tool install's own; each
+project's venv is real (`make_venv`: pytest linked in) and holds a module only it has, which
+the project's tests import, so a run with any other interpreter cannot pass its baseline.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from conftest import Completed, Project, default_spec
+
+Cli = Callable[..., Completed]
+
+ONLY_HERE = '''\
+from only_in_the_project_venv import VALUE
+
+from calc import clamp
+
+
+def test_the_project_venv_runs_these_tests():
+    assert clamp(VALUE, 0, 10) == VALUE
+'''
+
+
+def _project(make_project: Callable[..., Project]) -> Project:
+    spec = default_spec(tests=["tests/test_calc.py", "tests/test_venv.py"], expectBaselinePass=5)
+    project = make_project(spec=spec)
+    project.write("tests/test_venv.py", ONLY_HERE)
+    project.write(".gitignore", ".venv/\n")
+    project.commit("a test that needs the project's own venv")
+    return project
+
+
+def _own(venv: Any) -> None:
+    (venv.site_packages / "only_in_the_project_venv.py").write_text("VALUE = 3\n", "utf-8")
+
+
+def _environment(**extra: str) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"}
+    return {**env, **extra}
+
+
+def test_a_venv_at_the_repository_root_runs_the_tests_and_the_run_says_so(
+    make_project: Callable[..., Project], make_venv: Callable[..., Any], cli: Cli
+) -> None:
+    project = _project(make_project)
+    venv = make_venv("dotvenv")
+    _own(venv)
+    venv.root.rename(project.root / ".venv")
+    python = project.root / ".venv" / venv.python.relative_to(venv.root)
+
+    done = cli(project.root, "verify", "specs/calc.json", env=_environment())
+
+    assert done.code == 0, done.out + done.err
+    assert (f"mutharness: note: the tests run with {python} (the repository's .venv; "
+            "--python chooses another)") in done.err
+    results = json.loads((project.root / ".mutharness/results.json").read_text("utf-8"))
+    assert results["settings"]["sources"]["python"] == ".venv"
+    assert "--python" not in " ".join(results["settings"]["rederive_flags"])
+
+
+def test_an_active_virtual_environment_runs_the_tests(
+    make_project: Callable[..., Project], make_venv: Callable[..., Any], cli: Cli
+) -> None:
+    project = _project(make_project)
+    venv = make_venv("active")  # somewhere else, activated: VIRTUAL_ENV names it
+    _own(venv)
+
+    done = cli(project.root, "verify", "specs/calc.json",
+               env=_environment(VIRTUAL_ENV=str(venv.root)))
+
+    assert done.code == 0, done.out + done.err
+    assert f"the tests run with {venv.python} (the active virtual environment" in done.err
+
+
+def test_python_named_on_the_command_line_wins_over_a_repository_venv(
+    make_project: Callable[..., Project], make_venv: Callable[..., Any], cli: Cli,
+    tmp_path: Path,
+) -> None:
+    project = _project(make_project)
+    venv = make_venv("dotvenv")  # no module of the project's: a baseline run with it fails
+    venv.root.rename(project.root / ".venv")
+    chosen = make_venv("chosen")
+    _own(chosen)
+
+    done = cli(project.root, "verify", "specs/calc.json", "--python", str(chosen.python),
+               env=_environment())
+
+    assert done.code == 0, done.out + done.err
+    assert "the tests run with" not in done.err
