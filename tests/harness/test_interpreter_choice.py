@@ -10,11 +10,16 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from conftest import Completed, Project, default_spec
+import pytest
+from conftest import Completed, Project, create_venv, default_spec, install, pip
+
+REPOSITORY = Path(__file__).resolve().parents[2]
 
 Cli = Callable[..., Completed]
 
@@ -95,3 +100,38 @@ def test_python_named_on_the_command_line_wins_over_a_repository_venv(
 
     assert done.code == 0, done.out + done.err
     assert "the tests run with" not in done.err
+
+
+@pytest.fixture(scope="session")
+def uv_tool(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path) -> Path:
+    """The `mutharness` command of a real `uv tool install` of this repository's wheel (uv and
+    every dependency from the wheelhouse, offline): its own environment, no pytest in it."""
+    base = tmp_path_factory.mktemp("uv-tool")
+    uv_venv = create_venv(base / "uv")
+    install(uv_venv, wheelhouse, "uv")
+    pip("wheel", "--quiet", "--no-deps", "--no-index", "--find-links", wheelhouse,
+        "--wheel-dir", base / "dist", REPOSITORY)
+    [wheel] = (base / "dist").glob("mutharness-*.whl")
+    uv = uv_venv.root / ("Scripts/uv.exe" if sys.platform == "win32" else "bin/uv")
+    env = {**os.environ, "UV_TOOL_DIR": str(base / "tools"), "UV_TOOL_BIN_DIR": str(base / "bin"),
+           "UV_CACHE_DIR": str(base / "cache"), "UV_PYTHON": sys.executable}
+    done = subprocess.run([str(uv), "tool", "install", "--offline", "--find-links",
+                           str(wheelhouse), str(wheel)], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return base / "bin" / ("mutharness.exe" if sys.platform == "win32" else "mutharness")
+
+
+def test_a_uv_tool_install_runs_a_project_s_tests_with_its_own_venv(
+    make_project: Callable[..., Project], make_venv: Callable[..., Any], uv_tool: Path
+) -> None:
+    project = _project(make_project)
+    venv = make_venv("dotvenv")
+    _own(venv)
+    venv.root.rename(project.root / ".venv")
+
+    done = subprocess.run([str(uv_tool), "verify", "specs/calc.json"], cwd=project.root,
+                          env=_environment(), capture_output=True, text=True)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "(the repository's .venv; --python chooses another)" in done.stderr
+    assert "all 2 mutation(s) behaved as expected" in done.stdout
