@@ -103,33 +103,52 @@ def test_python_named_on_the_command_line_wins_over_a_repository_venv(
 
 
 @pytest.fixture(scope="session")
-def uv_tool(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path) -> Path:
-    """The `mutharness` command of a real `uv tool install` of this repository's wheel (uv and
-    every dependency from the wheelhouse, offline): its own environment, no pytest in it."""
-    base = tmp_path_factory.mktemp("uv-tool")
-    uv_venv = create_venv(base / "uv")
-    install(uv_venv, wheelhouse, "uv")
+def wheel(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path) -> Path:
+    """This repository built into a wheel, as a user installs it (its build backend from the
+    wheelhouse)."""
+    dist = tmp_path_factory.mktemp("dist")
     pip("wheel", "--quiet", "--no-deps", "--no-index", "--find-links", wheelhouse,
-        "--wheel-dir", base / "dist", REPOSITORY)
-    [wheel] = (base / "dist").glob("mutharness-*.whl")
-    uv = uv_venv.root / ("Scripts/uv.exe" if sys.platform == "win32" else "bin/uv")
+        "--wheel-dir", dist, REPOSITORY)
+    [built] = dist.glob("mutharness-*.whl")
+    return built
+
+
+def _script(venv: Any, name: str) -> Path:
+    return venv.root / ("Scripts" if sys.platform == "win32" else "bin") / (
+        f"{name}.exe" if sys.platform == "win32" else name)
+
+
+@pytest.fixture(scope="session", params=["uv", "pipx"])
+def tool_install(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+                 wheelhouse: Path, wheel: Path) -> Path:
+    """The `mutharness` command of a real `uv tool install` or `pipx install` of the wheel
+    (the tool and every dependency from the wheelhouse, offline): its own environment, with
+    no pytest in it."""
+    tool = request.param
+    base = tmp_path_factory.mktemp(f"{tool}-tool")
+    tool_venv = create_venv(base / tool)
+    install(tool_venv, wheelhouse, tool)
     env = {**os.environ, "UV_TOOL_DIR": str(base / "tools"), "UV_TOOL_BIN_DIR": str(base / "bin"),
-           "UV_CACHE_DIR": str(base / "cache"), "UV_PYTHON": sys.executable}
-    done = subprocess.run([str(uv), "tool", "install", "--offline", "--find-links",
-                           str(wheelhouse), str(wheel)], env=env, capture_output=True, text=True)
+           "UV_CACHE_DIR": str(base / "cache"), "UV_PYTHON": sys.executable,
+           "PIPX_HOME": str(base / "tools"), "PIPX_BIN_DIR": str(base / "bin"),
+           "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheelhouse)}
+    argv = ([str(_script(tool_venv, "uv")), "tool", "install", "--offline", "--find-links",
+             str(wheelhouse), str(wheel)] if tool == "uv" else
+            [str(_script(tool_venv, "pipx")), "install", "--python", sys.executable, str(wheel)])
+    done = subprocess.run(argv, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     return base / "bin" / ("mutharness.exe" if sys.platform == "win32" else "mutharness")
 
 
-def test_a_uv_tool_install_runs_a_project_s_tests_with_its_own_venv(
-    make_project: Callable[..., Project], make_venv: Callable[..., Any], uv_tool: Path
+def test_a_tool_install_runs_a_project_s_tests_with_its_own_venv(
+    make_project: Callable[..., Project], make_venv: Callable[..., Any], tool_install: Path
 ) -> None:
     project = _project(make_project)
     venv = make_venv("dotvenv")
     _own(venv)
     venv.root.rename(project.root / ".venv")
 
-    done = subprocess.run([str(uv_tool), "verify", "specs/calc.json"], cwd=project.root,
+    done = subprocess.run([str(tool_install), "verify", "specs/calc.json"], cwd=project.root,
                           env=_environment(), capture_output=True, text=True)
 
     assert done.returncode == 0, done.stdout + done.stderr

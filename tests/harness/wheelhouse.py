@@ -20,13 +20,14 @@ _PROJECT = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml"
     encoding="utf-8"))
 MUTHARNESS = (  # what installing mutharness itself needs: its dependencies, its build backend
     *_PROJECT["project"]["dependencies"], *_PROJECT["build-system"]["requires"])
-UV = "uv"  # a tool install of mutharness, as users make one (`uv tool install`)
+UV, PIPX = "uv", "pipx"  # tool installs of mutharness, as users make them
 SETS = (  # pip resolves each set on its own: the floor's pins never meet this pytest
     (f"pytest=={pytest.__version__}", *TOOLS),
     FLOOR_TOOLS,
     (f"pytest=={TOO_OLD_PYTEST}",),
     MUTHARNESS,
     (UV,),
+    (PIPX, "pip"),  # pipx upgrades its shared pip from the wheelhouse too
 )
 
 
@@ -49,8 +50,8 @@ def holds_every_set(directory: Path) -> bool:
     """Whether `directory` holds a wheel of each pytest the sets pin (this one included)."""
     names = {path.name.lower() for path in directory.glob("*.whl")}
     return all(any(name.startswith(f"pytest-{version}-") for name in names)
-               for version in (pytest.__version__, FLOOR_PYTEST, TOO_OLD_PYTEST)) and any(
-        name.startswith(f"{UV}-") for name in names)
+               for version in (pytest.__version__, FLOOR_PYTEST, TOO_OLD_PYTEST)) and all(
+        any(name.startswith(f"{tool}-") for name in names) for tool in (UV, PIPX))
 
 
 if __name__ == "__main__":
