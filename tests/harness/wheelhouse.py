@@ -28,6 +28,7 @@ SETS = (  # pip resolves each set on its own: the floor's pins never meet this p
     MUTHARNESS,
     (UV,),
     (PIPX, "pip"),  # pipx upgrades its shared pip from the wheelhouse too
+    ("build", "twine"),  # the release's sdist and wheel, checked as an index would
 )
 
 
