@@ -403,7 +403,7 @@ def merge_command(
 @click.argument("specs", nargs=-1, type=click.Path(path_type=Path))
 @_with_flags("check")
 @_guarded("checking the specs")
-def check(specs: tuple[Path, ...], suggest: bool, since: str | None) -> None:
+def check(specs: tuple[Path, ...], suggest: bool, diff: bool, since: str | None) -> None:
     """Static check of SPECs (default: every spec in specs-dir): schema and exactly-once anchors.
 
     No tests run; every problem is listed at once. Fast enough for a pre-commit hook.
@@ -412,7 +412,7 @@ def check(specs: tuple[Path, ...], suggest: bool, since: str | None) -> None:
     def body(console: Console) -> int:  # imported after the library floors are checked
         from mutharness.commands import check as command
 
-        return command.run(console, specs, suggest=suggest, since=since)
+        return command.run(console, specs, suggest=suggest, since=since, diff=diff)
 
     _run_plain(body, "checking the specs")
 

@@ -300,6 +300,8 @@ FLAGS: Final[tuple[Flag, ...]] = (  # in the order --help lists them under their
          "Count a test whose file cannot load without the fix as red."),
     Flag(("--suggest",), "suggest", FlagKind.SWITCH, frozenset({"check"}), Heading.RUN,
          "Propose a repaired anchor for a drifted one."),
+    Flag(("--diff",), "diff", FlagKind.SWITCH, frozenset({"check"}), Heading.OUTPUTS,
+         "Show each mutation as a unified diff of its file (nothing runs)."),
     Flag(("--no-progress",), "no_progress", FlagKind.SWITCH, frozenset({"verify"}), Heading.RUN,
          "No live status line on a terminal: plain lines only, as in a pipe or CI."),
     Flag(("--color",), "force_color", FlagKind.SWITCH, frozenset({"verify"}), Heading.RUN,

@@ -7,13 +7,15 @@ from pathlib import Path
 
 from mutharness.commands.prepare import default_specs, expand, open_repository, since_selection
 from mutharness.errors import ExitCode
-from mutharness.model.spec import display_name, read_specs
+from mutharness.model.anchors import Splice, locate, unified_diff
+from mutharness.model.spec import Spec, display_name, read_specs
 from mutharness.options import read_config, resolve
 from mutharness.reports.console import Console
 from mutharness.static_check import check_spec_files
 
 
-def run(console: Console, specs: tuple[Path, ...], *, suggest: bool, since: str | None) -> int:
+def run(console: Console, specs: tuple[Path, ...], *, suggest: bool, since: str | None,
+        diff: bool = False) -> int:
     """The command line's check: every problem of every spec at once, or the counts."""
     started = time.perf_counter()
     source = open_repository()
@@ -32,9 +34,26 @@ def run(console: Console, specs: tuple[Path, ...], *, suggest: bool, since: str 
         if not paths:
             return int(ExitCode.OK)
     loaded = check_spec_files(paths, display, source, suggest)
+    if diff:
+        _diffs(console, source.root, loaded)
     count = sum(len(spec.mutations) for spec in loaded)
     console.line(
         f"{len(loaded)} spec(s), {count} mutation(s): schema valid, every anchor occurs exactly "
         f"once ({time.perf_counter() - started:.2f} s)", "green",
     )
     return int(ExitCode.OK)
+
+
+def _diffs(console: Console, root: Path, specs: tuple[Spec, ...]) -> None:
+    """Each mutation as a unified diff of its file in the working tree (the check above found
+    every anchor exactly once there), under a line naming the spec and the mutation."""
+    for spec in specs:
+        for mutation in spec.mutations:
+            data = root.joinpath(*mutation.file.split("/")).read_bytes()
+            splice = locate(data, mutation.anchor, mutation.replacement)
+            if not isinstance(splice, Splice):  # the check refused it before: never here
+                continue
+            console.line(f"{spec.id} #{mutation.number} {mutation.name}", "cyan")
+            for line in unified_diff(data, splice, mutation.file).splitlines():
+                console.line(line, "green" if line.startswith("+") else
+                             "red" if line.startswith("-") else None)

@@ -237,3 +237,20 @@ def test_a_repaired_anchor_in_a_crlf_file_is_written_with_lf_as_specs_are() -> N
     assert isinstance(locate(data, found[1], ""), Splice)
     lf_checkout = data.replace(b"\r\n", b"\n")
     assert isinstance(locate(lf_checkout, found[1], ""), Splice)
+
+
+def test_check_diff_shows_each_mutation_as_a_unified_diff_and_runs_nothing(
+    make_project: Callable[..., Project]
+) -> None:
+    project = make_project()
+
+    done = in_process(project.root, "check", "--diff", "specs/calc.json")
+
+    assert done.code == 0, done.out + done.err
+    lines = done.out.splitlines()
+    first = lines.index("calc #1 the low bound is ignored")
+    assert lines[first + 1:first + 3] == ["--- a/src/calc.py", "+++ b/src/calc.py"]
+    assert "-    if value < low:" in lines and "-        return low" in lines
+    second = lines.index("calc #2 SURVIVOR (documented): >= to > at 18 is not pinned")
+    assert "-    return age >= 18" in lines[second:] and "+    return age >= 17" in lines[second:]
+    assert not (project.root / ".mutharness/results.json").exists()  # nothing ran
