@@ -65,8 +65,27 @@ def _guarded(doing: str) -> Callable[[Command], Command]:
     return wrap
 
 
+# the order `mutharness --help` lists the commands in: the main job first
+COMMAND_ORDER = ("verify", "check", "baseline", "redfirst", "merge", "render", "evidence-check")
+
+
 class _Main(click.Group):
-    """The command group: an exception no command expected is a bug, said as one (exit 70)."""
+    """The command group: an exception no command expected is a bug, said as one (exit 70);
+    `--help` lists the commands main job first, each with its first sentence whole."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        known = [name for name in COMMAND_ORDER if name in self.commands]
+        return known + sorted(name for name in self.commands if name not in known)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit=200)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -379,12 +398,13 @@ def merge_command(
     template_dir: Path | None, commit_rev: str | None, junit_path: Path | None,
     summary_path: Path | None, stryker_path: Path | None, html_path: Path | None,
 ) -> None:
-    """Join the results files of every shard of one run (`verify --shard K/N`) into one
-    results file (and evidence), after checking that they cover every mutation exactly once,
-    at one commit, with the same specs, settings and baseline tests, that every verdict is
-    what its recorded facts give, and that they are a run of this checkout (HEAD, or the
-    commit --commit names: its spec bytes and the files the verdicts depend on). Exits as
-    verify would have for the whole run."""
+    """Join the shards' results files of one run (`verify --shard K/N`) into one.
+
+    Writes one results file (and evidence) after checking that they cover every mutation
+    exactly once, at one commit, with the same specs, settings and baseline tests, that
+    every verdict is what its recorded facts give, and that they are a run of this checkout
+    (HEAD, or the commit --commit names: its spec bytes and the files the verdicts depend
+    on). Exits as verify would have for the whole run."""
     from mutharness.reports.outputs import Reports
 
     def body(console: Console) -> int:  # imported after the library floors are checked

@@ -154,3 +154,18 @@ def test_an_exception_nothing_expected_exits_70_naming_it_a_bug(tmp_path: Path) 
     assert done.returncode == ExitCode.INTERNAL
     assert "RuntimeError: a bug planted by the test" in done.stderr
     assert "this is a bug, please report it" in done.stderr
+
+
+def test_the_top_level_help_lists_verify_first_and_each_command_s_first_sentence_whole() -> None:
+    shown = subprocess.run([sys.executable, "-m", "mutharness", "--help"],
+                           capture_output=True, text=True, check=True,
+                           env={**os.environ, "COLUMNS": "100"}).stdout
+    listed = shown.split("Commands:\n", 1)[1].split("\n\n", 1)[0]
+    names = [line.split()[0] for line in listed.splitlines() if line.startswith("  ")
+             and not line.startswith("   ")]
+    assert names[0] == "verify"
+    assert sorted(names) == sorted(["verify", "check", "baseline", "redfirst", "merge", "render",
+                                    "evidence-check"])
+    assert "..." not in listed  # never cut at click's 45 characters
+    assert "Run each SPEC's mutations against its tests and report CAUGHT / SURVIVED." in (
+        " ".join(listed.split()))
