@@ -12,9 +12,10 @@ import json
 from html import escape
 from importlib import resources
 
-from mutharness.errors import ElementsDamaged
-from mutharness.model.results import RunResult
-from mutharness.reports.stryker import stryker_report
+from mutharness.errors import ElementsDamaged, ExitCode
+from mutharness.model.results import MutationResult, RunResult
+from mutharness.reports.outcome import Outcome, described
+from mutharness.reports.stryker import mutant_id, stryker_report
 
 ELEMENTS_VERSION = "3.8.4"  # npm mutation-testing-elements; its schema is the pinned one
 ELEMENTS_FILE = f"mutation-test-elements-{ELEMENTS_VERSION}.js"
@@ -35,14 +36,49 @@ def _script_data(value: object) -> str:
     return json.dumps(value, ensure_ascii=False).replace("<", "\\u003c")
 
 
+GATE_STYLE = (
+    "#mutharness-gate{font-family:system-ui,sans-serif;margin:0;padding:1em 1.5em}"
+    "#mutharness-gate.gate-green{background:#e6f4ea;color:#0d652d}"
+    "#mutharness-gate.gate-red{background:#fce8e6;color:#a50e0e}"
+    "#mutharness-gate h1{font-size:1.3em;margin:0 0 .4em}"
+    "#mutharness-gate li{margin:.15em 0}#mutharness-gate .documented{color:#555}"
+)
+
+
+def _gate(run: RunResult) -> str:
+    """The gate before the viewer: the run's exit code and what it means (green only when
+    every mutation behaved as its spec expects), then the mutations with no trustworthy
+    verdict, those that did not behave as expected, and the documented survivors, marked."""
+    code = run.exit_code()
+    colour = "gate-green" if code is ExitCode.OK else "gate-red"
+    rows: list[tuple[int, str, str, MutationResult]] = []
+    for spec in run.specs:
+        for result in spec.mutations:
+            outcome = Outcome.of(result)
+            rank = {Outcome.NO_VERDICT: 0, Outcome.UNEXPECTED: 1}.get(outcome, 2)
+            if outcome is Outcome.AS_EXPECTED and result.mutation.expect_caught:
+                continue  # caught as expected: nothing for the gate to say
+            rows.append((rank, mutant_id(spec, result), described(result), result))
+    documented = ' class="documented"'
+    items = "".join(
+        f"<li{documented if rank == 2 else ''}><code>{escape(mutant)}</code> "
+        f"{escape(result.mutation.name)}: {escape(said)}</li>"
+        for rank, mutant, said, result in sorted(rows, key=lambda row: (row[0], row[1])))
+    errors = "".join(f"<p>{escape(spec.spec.id)}: {escape(spec.error)}</p>"
+                     for spec in run.specs if spec.error)
+    return (f'<section id="mutharness-gate" class="{colour}">'
+            f"<h1>mutharness: exit {int(code)}: {escape(code.summary)}</h1>{errors}"
+            + (f"<ul>{items}</ul>" if items else "") + "</section>\n")
+
+
 def html_report(run: RunResult) -> str:
-    """The page: the component, then the report handed to it."""
+    """The page: the gate, the component, then the report handed to it."""
     title = f"mutharness {run.commit[:12]}" if run.commit else "mutharness"
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-        f"<title>{escape(title)} mutation report</title>\n"
-        f"<script>{elements_script()}</script>\n</head>\n<body>\n"
+        f"<title>{escape(title)} mutation report</title>\n<style>{GATE_STYLE}</style>\n"
+        f"<script>{elements_script()}</script>\n</head>\n<body>\n{_gate(run)}"
         f"<mutation-test-report-app title-postfix=\"{escape(title)}\">"
         "</mutation-test-report-app>\n"
         "<script>document.querySelector(\"mutation-test-report-app\").report = "

@@ -464,3 +464,22 @@ def test_the_html_report_shows_every_mutant_with_its_status_in_a_real_browser(
         "calc#4": ["Killed"], "calc#5": ["RuntimeError"]}
     assert shot.returncode == 0, shot.stderr[-2000:]
     assert (here / "report.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_the_html_page_opens_with_the_gate_and_what_did_not_behave_before_documented_survivors(
+    project: Project
+) -> None:
+    here = project.root.parent
+    verify(project, in_process, "--report-html", str(here / "run.html"))
+    page = (here / "run.html").read_text("utf-8")
+
+    gate = page.split('<section id="mutharness-gate"', 1)[1].split("</section>", 1)[0]
+    assert 'class="gate-red"' in gate  # a run with no trustworthy verdict never looks green
+    assert "exit 4: a mutation has no trustworthy verdict" in gate
+    listed = [gate.index(mutant) for mutant in ("calc#5", "calc#3", "calc#2")]
+    assert listed == sorted(listed)  # no verdict, then unexpected, then documented survivors
+    assert "expected SURVIVED, got CAUGHT" in gate
+    assert "documented survivor" in gate.split("calc#2", 1)[1]
+    assert "calc#1" not in gate and "calc#4" not in gate  # caught as expected: not the gate's
+    assert html.escape(ODD) in gate and "<b>" not in gate  # a spec's text is text
+    assert page.index('<section id="mutharness-gate"') < page.index("<mutation-test-report-app")
