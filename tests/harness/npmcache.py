@@ -19,8 +19,9 @@ PACKAGES = {"is-number": "7.0.0", "tsx": "4.19.2"}
 def fill(cache: Path) -> None:
     """Install `PACKAGES` once into a scratch project with `cache` as npm's cache."""
     npm = shutil.which("npm")
-    if npm is None:
-        sys.exit("npm is not installed: the node tests need it (.ci/run installs it)")
+    if npm is None:  # the tests that install packages skip without npm, as without node
+        print("npmcache: npm is not installed (.ci/run installs it): nothing to fetch")
+        return
     cache.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as scratch:
         project = Path(scratch)
