@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,33 +65,23 @@ def signatures(root: Path) -> dict[str, tuple[int, ...]]:
     return found
 
 
-def _directories(checkout: Path) -> Iterator[str]:
-    """Every directory of the checkout (repo-relative, "" first), never `.git` or a link."""
-    pending = [""]
-    while pending:
-        relative = pending.pop(0)
-        yield relative
-        directory = checkout / relative if relative else checkout
-        try:
-            with os.scandir(directory) as entries:
-                below = sorted(
-                    f"{relative}/{entry.name}" if relative else entry.name
-                    for entry in entries
-                    if entry.is_dir(follow_symlinks=False)
-                    and entry.name not in (".git", NODE_MODULES)
-                )
-        except OSError:
-            continue
-        pending.extend(below)
+def _manifest_directories(paths: Iterable[str]) -> list[str]:
+    """The directories (repo-relative, "" first) that hold a `package.json` among `paths`:
+    where an installer leaves a `node_modules` (the root always)."""
+    found = {path.rsplit("/", 1)[0] if "/" in path else "" for path in paths
+             if path.rsplit("/", 1)[-1] == "package.json"
+             and NODE_MODULES not in path.split("/")}
+    return sorted(found | {""})
 
 
-def found(user_root: Path, checkout: Path) -> tuple[str, ...]:
-    """The directories of the checkout (repo-relative) beside which the user's tree holds a
-    real `node_modules` directory that the checkout lacks (untracked, as installers leave it)."""
+def found(user_root: Path, checkout: Path, paths: Iterable[str]) -> tuple[str, ...]:
+    """The directories of the checkout (repo-relative) holding a `package.json` among `paths`
+    (and the root) beside which the user's tree holds a real `node_modules` directory that
+    the checkout lacks (untracked, as installers leave it)."""
     if not LINKS_WORK:
         return ()
     where = []
-    for relative in _directories(checkout):
+    for relative in _manifest_directories(paths):
         mine = user_root / relative / NODE_MODULES if relative else user_root / NODE_MODULES
         theirs = checkout / relative / NODE_MODULES if relative else checkout / NODE_MODULES
         try:

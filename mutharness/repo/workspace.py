@@ -210,8 +210,9 @@ class Workspace:
                 remove_path(self.path(installed.relative))
                 link(user_root, self.root, installed.where)
             return
+        paths = (*self._source.tracked(), *self._include)
         self.installed = tuple(link(user_root, self.root, where)
-                               for where in found(user_root, self.root))
+                               for where in found(user_root, self.root, paths))
 
     def installed_changes(self) -> tuple[str, ...]:
         """The files of the user's linked `node_modules` that changed since they were linked
