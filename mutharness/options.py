@@ -177,12 +177,13 @@ PYTEST_DROP_ADDOPTS: Final = Option[tuple[str, ...]](
     "addopts stay. A name the addopts do not carry is refused. `-p` cannot be "
     "dropped (pytest loads those plugins first): use pytest-addopts.",
     heading=Heading.PYTEST)
+POLICY_NAME: Final = "platform-skips.json"  # the platform skip policy's file, beside the specs
 SPECS_DIR: Final = Option[str](
     "specs-dir", Kind.PATH, "specs",
     "Where a command given no SPEC finds the specs (every *.json there), repo-relative; "
     "without it, specs/, else the original harness's test/mutations/ when that holds specs.")
 PLATFORM_SKIPS: Final = Option[str](
-    "platform-skips", Kind.PATH, "specs/platform-skips.json",
+    "platform-skips", Kind.PATH, f"specs/{POLICY_NAME}",
     "The reviewed platform skip policy, repo-relative (absent: no skip is approved); "
     "without it, platform-skips.json beside the specs (specs-dir).")
 SINCE_RECORDS: Final = Option[str](
@@ -430,7 +431,6 @@ def rederive_flags(settings: Mapping[str, Any]) -> list[str]:
 
 
 ORIGINAL_LAYOUT = "test/mutations"  # where the harness this spec format comes from keeps them
-POLICY_FILE = "platform-skips.json"
 
 
 def laid_out(options: Options, is_dir: Callable[[str], bool]) -> Options:
@@ -443,7 +443,7 @@ def laid_out(options: Options, is_dir: Callable[[str], bool]) -> Options:
             is_dir(ORIGINAL_LAYOUT)):
         found = taken[SPECS_DIR.name] = ORIGINAL_LAYOUT
     if options.sources[PLATFORM_SKIPS.name] is Source.DEFAULT and found != SPECS_DIR.default:
-        taken[PLATFORM_SKIPS.name] = f"{found}/{POLICY_FILE}"
+        taken[PLATFORM_SKIPS.name] = f"{found}/{POLICY_NAME}"
     return options.taking(taken, Source.LAYOUT) if taken else options
 
 

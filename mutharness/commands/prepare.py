@@ -33,6 +33,7 @@ from mutharness.options import (
     NODE_IMPORT,
     NODE_REQUIRE,
     PLATFORM_SKIPS,
+    POLICY_NAME,
     PYTHON,
     SINCE_RECORDS,
     SPECS_DIR,
@@ -55,8 +56,6 @@ from mutharness.runners.node import rules as node_rules
 from mutharness.runners.pytest import rules as pytest_rules
 from mutharness.static_check import Committed, check_spec_files, tracked_with
 from mutharness.sweep import sweep_stale_workspaces
-
-POLICY_NAME = "platform-skips.json"  # beside the specs, and not one
 
 
 def expand(paths: tuple[Path, ...]) -> tuple[Path, ...]:
