@@ -21,9 +21,9 @@ def file_digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _hash_file(path: Path) -> str:
+def _hash_file(path: str) -> str:
     digest = hashlib.sha256()
-    with path.open("rb") as handle:
+    with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
@@ -42,8 +42,9 @@ class Entry:
         return f"{self.kind}:{self.content}" if self.content else self.kind
 
 
-def _walk(root: Path, skip: frozenset[str]) -> Iterator[tuple[str, Path, os.stat_result]]:
-    """Every entry under `root` (relative `/` path, path, lstat), never following a link:
+def _walk(root: Path, skip: frozenset[str]) -> Iterator[tuple[str, str, os.stat_result]]:
+    """Every entry under `root` (relative `/` path, path, lstat), never following a link
+    (the path a string: a `Path` per entry was half the time of a scan):
     a directory's entries (its subdirectories first), then each subdirectory's, as `os.walk`
     lists them, with one `scandir` per directory."""
     pending: list[tuple[str, str]] = [("", str(root))]
@@ -59,7 +60,7 @@ def _walk(root: Path, skip: frozenset[str]) -> Iterator[tuple[str, Path, os.stat
             if not prefix and entry.name in skip:
                 continue
             key = f"{prefix}{entry.name}"
-            yield key, Path(entry.path), entry.stat(follow_symlinks=False)
+            yield key, entry.path, entry.stat(follow_symlinks=False)
             if _is_real_dir(entry):
                 below.append((f"{key}/", entry.path))
         pending[:0] = below
@@ -72,7 +73,7 @@ def _is_real_dir(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def _entry(path: Path, info: os.stat_result, known: Entry | None) -> Entry:
+def _entry(path: str, info: os.stat_result, known: Entry | None) -> Entry:
     if stat.S_ISLNK(info.st_mode):
         return Entry("link", os.readlink(path))
     if stat.S_ISDIR(info.st_mode):
@@ -85,6 +86,14 @@ def _entry(path: Path, info: os.stat_result, known: Entry | None) -> Entry:
     if TRUSTED_CHANGE_TIME and known is not None and known.signature == signature:
         return known
     return Entry("file", f"{executable}:{_hash_file(path)}{linked}", signature)
+
+
+def stat_signatures(root: Path) -> dict[str, tuple[int, ...]]:
+    """Every entry under `root` by its stat alone (type, inode, size, mtime, ctime; nothing
+    read, no link followed): what tells a tree too large to hash changed, ctime included
+    (no unprivileged process can set it back)."""
+    return {key: (stat.S_IFMT(info.st_mode), info.st_ino, info.st_size, info.st_mtime_ns,
+                  info.st_ctime_ns) for key, _, info in _walk(root, frozenset())}
 
 
 def _parents(key: str) -> Iterator[str]:
