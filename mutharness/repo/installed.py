@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from mutharness.digest import file_digest
+from mutharness.digest import file_digest, stat_signatures
 
 NODE_MODULES = "node_modules"
 # the bookkeeping an installer keeps at the top of `node_modules`, linked as the packages are;
@@ -32,37 +32,18 @@ class Installed:
 
     @property
     def relative(self) -> str:
-        return f"{self.where}/{NODE_MODULES}" if self.where else NODE_MODULES
+        return _beside(self.where)
 
 
-def _signature(info: os.stat_result) -> tuple[int, ...]:
-    """What changes when a file, a link or a directory's entries change (ctime included: no
-    process can set it back)."""
-    return (stat.S_IFMT(info.st_mode), info.st_ino, info.st_size, info.st_mtime_ns,
-            info.st_ctime_ns)
+def _beside(where: str) -> str:
+    """`node_modules` beside the repo-relative directory `where` ("" at the root)."""
+    return f"{where}/{NODE_MODULES}" if where else NODE_MODULES
 
 
-def signatures(root: Path) -> dict[str, tuple[int, ...]]:
-    """Every entry under `root` by its stat, never following a link (a package's own files:
-    what a run could write through a link to it)."""
-    found: dict[str, tuple[int, ...]] = {}
-    pending = [("", str(root))]
-    while pending:
-        prefix, directory = pending.pop()
-        try:
-            with os.scandir(directory) as entries:
-                for entry in entries:
-                    key = f"{prefix}{entry.name}"
-                    try:
-                        info = entry.stat(follow_symlinks=False)
-                    except OSError:
-                        continue
-                    found[key] = _signature(info)
-                    if stat.S_ISDIR(info.st_mode):
-                        pending.append((f"{key}/", entry.path))
-        except OSError:
-            continue
-    return found
+def record(user_root: Path, where: str) -> Installed:
+    """What the user's packages beside `where` are now (`stat_signatures`: a run's writes
+    through a link show there), taken once, when first linked."""
+    return Installed(where, stat_signatures(user_root.joinpath(*_beside(where).split("/"))))
 
 
 def _manifest_directories(paths: Iterable[str]) -> list[str]:
@@ -82,8 +63,8 @@ def found(user_root: Path, checkout: Path, paths: Iterable[str]) -> tuple[str, .
         return ()
     where = []
     for relative in _manifest_directories(paths):
-        mine = user_root / relative / NODE_MODULES if relative else user_root / NODE_MODULES
-        theirs = checkout / relative / NODE_MODULES if relative else checkout / NODE_MODULES
+        mine, theirs = (root.joinpath(*_beside(relative).split("/"))
+                        for root in (user_root, checkout))
         try:
             real = stat.S_ISDIR(mine.lstat().st_mode)
         except OSError:
@@ -116,13 +97,11 @@ def _by_entry(name: str, entry: Path) -> bool:
     return (name.startswith("@") or name == ".bin") and entry.is_dir() and not entry.is_symlink()
 
 
-def link(user_root: Path, checkout: Path, where: str) -> Installed:
+def link(user_root: Path, checkout: Path, where: str) -> None:
     """Make `where/node_modules` in the checkout a real directory of links to the entries of
-    the user's (a scope directory, `@name`, and `.bin` each one of links to its own entries),
-    and return what the user's packages were (`signatures`: a run's writes through a link
-    show there)."""
-    mine = user_root / where / NODE_MODULES if where else user_root / NODE_MODULES
-    theirs = checkout / where / NODE_MODULES if where else checkout / NODE_MODULES
+    the user's (a scope directory, `@name`, and `.bin` each one of links to its own
+    entries)."""
+    mine, theirs = (root.joinpath(*_beside(where).split("/")) for root in (user_root, checkout))
     resolved_root = Path(os.path.realpath(user_root))
     theirs.mkdir()
     for entry in sorted(mine.iterdir()):
@@ -135,7 +114,6 @@ def link(user_root: Path, checkout: Path, where: str) -> Installed:
                 os.symlink(_target(scoped, resolved_root, checkout), theirs / name / scoped.name)
             continue
         os.symlink(_target(entry, resolved_root, checkout), theirs / name)
-    return Installed(where, signatures(mine))
 
 
 def describe(checkout: Path) -> str:
@@ -154,7 +132,7 @@ def changed(user_root: Path, installed: Installed) -> tuple[str, ...]:
     """The paths (repo-relative) under the user's `node_modules` that differ from when it was
     linked: written through a link by a run, or by anything else meanwhile (a directory only
     when nothing below it is named: it changed with its entries)."""
-    now = signatures(user_root / installed.relative)
+    now = stat_signatures(user_root.joinpath(*installed.relative.split("/")))
     before = installed.signatures
     keys = {key for key in {*before, *now} if before.get(key) != now.get(key)}
     above = {key.rsplit("/", depth)[0] for key in keys for depth in range(1, key.count("/") + 1)}

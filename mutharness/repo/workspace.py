@@ -16,7 +16,7 @@ from mutharness.errors import EnvironmentProblem, GitError, WorkspaceError
 from mutharness.paths import WORKSPACE_PREFIX, linked_parent, shown
 from mutharness.repo.files import copy_file, copy_tree, remove_path, remove_tree, write_atomic
 from mutharness.repo.git import run_git
-from mutharness.repo.installed import Installed, changed, found, link
+from mutharness.repo.installed import Installed, changed, found, link, record
 from mutharness.repo.source import SourceRepo
 
 MARKER = "mutharness-workspace"
@@ -205,20 +205,18 @@ class Workspace:
         their first record kept (what `installed_changes` compares with)."""
         assert self._source is not None
         user_root = self._source.root
-        if self.installed:
-            for installed in self.installed:
-                remove_path(self.path(installed.relative))
-                link(user_root, self.root, installed.where)
-            return
-        paths = (*self._source.tracked(), *self._include)
-        self.installed = tuple(link(user_root, self.root, where)
-                               for where in found(user_root, self.root, paths))
+        if not self.installed:
+            paths = (*self._source.tracked(), *self._include)
+            self.installed = tuple(record(user_root, where)
+                                   for where in found(user_root, self.root, paths))
+        for installed in self.installed:
+            remove_path(self.path(installed.relative))  # what a reset's `git clean` left
+            link(user_root, self.root, installed.where)
 
     def installed_changes(self) -> tuple[str, ...]:
         """The files of the user's linked `node_modules` that changed since they were linked
         (repo-relative): a run wrote into the user's installed packages through a link."""
-        assert self._source is not None or not self.installed
-        if self._source is None:
+        if self._source is None:  # never materialised: nothing linked
             return ()
         return tuple(path for installed in self.installed
                      for path in changed(self._source.root, installed))
