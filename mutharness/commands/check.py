@@ -47,9 +47,12 @@ def run(console: Console, specs: tuple[Path, ...], *, suggest: bool, since: str 
 def _diffs(console: Console, root: Path, specs: tuple[Spec, ...]) -> None:
     """Each mutation as a unified diff of its file in the working tree (the check above found
     every anchor exactly once there), under a line naming the spec and the mutation."""
+    read: dict[str, bytes] = {}  # each file once, however many mutations it has
     for spec in specs:
         for mutation in spec.mutations:
-            data = root.joinpath(*mutation.file.split("/")).read_bytes()
+            data = read.get(mutation.file)
+            if data is None:
+                data = read[mutation.file] = root.joinpath(*mutation.file.split("/")).read_bytes()
             splice = locate(data, mutation.anchor, mutation.replacement)
             if not isinstance(splice, Splice):  # the check refused it before: never here
                 continue

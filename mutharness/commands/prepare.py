@@ -262,7 +262,7 @@ def effective_options(
     return resolve(settings.cli_options, values, config_file)
 
 
-def script_preloads(source: SourceRepo, options: Options, specs: Sequence[Spec],
+def package_preloads(source: SourceRepo, options: Options, specs: Sequence[Spec],
                     included: tuple[str, ...]) -> Options:
     """For node specs, when no setting names node's preloads: those of the `test` script of
     the root `package.json` (as the workspace will hold it), so a project that keeps them
@@ -370,7 +370,7 @@ def prepare(settings: Settings, environ: Mapping[str, str]) -> Prepared:
         contents=Committed(source, frozenset(included)),
     )
     tracked = frozenset(modes)
-    options = script_preloads(source, options, specs, included)
+    options = package_preloads(source, options, specs, included)
     options = interpreter(source, options, specs, environ)
     selection = None
     if settings.since is not None:

@@ -98,6 +98,11 @@ def _label(name: str) -> str:
     return printable(flat if len(flat) <= NAME_WIDTH else flat[: NAME_WIDTH - 3] + "...")
 
 
+def _cut(name: str) -> bool:
+    """Whether `_label` cuts the name."""
+    return len(" ".join(name.split())) > NAME_WIDTH
+
+
 def _shown(path: str) -> str:
     """A path as the user can open it from here: relative below the current directory."""
     try:
@@ -368,8 +373,8 @@ class Console:
         where = f"#{mutation.number} {printable(mutation.file)}:{result.line}"
         self.line(f"{mark} {result.verdict.value:<8} {where}  {_label(mutation.name)}  {detail}",
                   colour)
-        if _label(mutation.name) != printable(" ".join(mutation.name.split())) and (
-                result.verdict is Verdict.SURVIVED or not result.as_expected):
+        if _cut(mutation.name) and (result.verdict is Verdict.SURVIVED
+                                    or not result.as_expected):
             # a survivor's name is where a project writes why it survives: never cut there
             self.line(f"      {self.glyphs.arrow} {printable(' '.join(mutation.name.split()))}",
                       "bright_black")
