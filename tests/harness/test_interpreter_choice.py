@@ -47,6 +47,18 @@ def _own(venv: Any) -> None:
     (venv.site_packages / "only_in_the_project_venv.py").write_text("VALUE = 3\n", "utf-8")
 
 
+def _with_dotvenv(make_project: Callable[..., Project], make_venv: Callable[..., Any],
+                  owned: bool = True) -> tuple[Project, Path]:
+    """The project with a real venv as its `.venv` (holding the project's module when
+    `owned`), and that venv's python."""
+    project = _project(make_project)
+    venv = make_venv("dotvenv")
+    if owned:
+        _own(venv)
+    venv.root.rename(project.root / ".venv")
+    return project, project.root / ".venv" / venv.python.relative_to(venv.root)
+
+
 def _environment(**extra: str) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"}
     return {**env, **extra}
@@ -55,11 +67,7 @@ def _environment(**extra: str) -> dict[str, str]:
 def test_a_venv_at_the_repository_root_runs_the_tests_and_the_run_says_so(
     make_project: Callable[..., Project], make_venv: Callable[..., Any], cli: Cli
 ) -> None:
-    project = _project(make_project)
-    venv = make_venv("dotvenv")
-    _own(venv)
-    venv.root.rename(project.root / ".venv")
-    python = project.root / ".venv" / venv.python.relative_to(venv.root)
+    project, python = _with_dotvenv(make_project, make_venv)
 
     done = cli(project.root, "verify", "specs/calc.json", env=_environment())
 
@@ -86,12 +94,10 @@ def test_an_active_virtual_environment_runs_the_tests(
 
 
 def test_python_named_on_the_command_line_wins_over_a_repository_venv(
-    make_project: Callable[..., Project], make_venv: Callable[..., Any], cli: Cli,
-    tmp_path: Path,
+    make_project: Callable[..., Project], make_venv: Callable[..., Any], cli: Cli
 ) -> None:
-    project = _project(make_project)
-    venv = make_venv("dotvenv")  # no module of the project's: a baseline run with it fails
-    venv.root.rename(project.root / ".venv")
+    # the .venv lacks the project's module: a baseline run with it would fail
+    project, _ = _with_dotvenv(make_project, make_venv, owned=False)
     chosen = make_venv("chosen")
     _own(chosen)
 
@@ -114,8 +120,8 @@ def wheel(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path) -> Path:
 
 
 def _script(venv: Any, name: str) -> Path:
-    return venv.root / ("Scripts" if sys.platform == "win32" else "bin") / (
-        f"{name}.exe" if sys.platform == "win32" else name)
+    """A console script installed beside the venv's python."""
+    return venv.python.parent / (f"{name}.exe" if sys.platform == "win32" else name)
 
 
 @pytest.fixture(scope="session", params=["uv", "pipx"])
@@ -143,10 +149,7 @@ def tool_install(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
 def test_a_tool_install_runs_a_project_s_tests_with_its_own_venv(
     make_project: Callable[..., Project], make_venv: Callable[..., Any], tool_install: Path
 ) -> None:
-    project = _project(make_project)
-    venv = make_venv("dotvenv")
-    _own(venv)
-    venv.root.rename(project.root / ".venv")
+    project, _ = _with_dotvenv(make_project, make_venv)
 
     done = subprocess.run([str(tool_install), "verify", "specs/calc.json"], cwd=project.root,
                           env=_environment(), capture_output=True, text=True)
