@@ -259,6 +259,27 @@ def status_paths(changes: Iterable[str]) -> tuple[str, ...]:
     return tuple(entry[3:] for entry in changes)
 
 
+def _no_commit(git_info: GitInfo, root: Path, error: GitError) -> GitError:
+    """Why HEAD names no commit: an unborn branch only when its ref is absent (git says so
+    by a silent exit 1); anything else (a broken ref, a git that failed) with git's words."""
+    try:
+        branch = run_git(git_info, root, ["symbolic-ref", "--quiet", "HEAD"]).strip()
+    except GitError:
+        branch = ""  # a detached HEAD: never unborn
+    if branch and not error.detail.strip():
+        try:
+            run_git(git_info, root, ["show-ref", "--verify", "--quiet", branch])
+        except GitError as absent:
+            if not absent.detail.strip():
+                return GitError(f"{root} has no commits yet (unborn HEAD)", remedy="commit first")
+            error = absent
+    return GitError(
+        f"HEAD does not name a commit in {root}",
+        error.detail,
+        remedy="see `git status` and `git fsck` there",
+    )
+
+
 def open_source(start: Path, git_info: GitInfo) -> SourceRepo:
     """The repository containing `start`, with a born HEAD."""
     if not start.is_dir():
@@ -274,8 +295,6 @@ def open_source(start: Path, git_info: GitInfo) -> SourceRepo:
     root_path = Path(root).resolve()
     try:
         head = run_git(git_info, root_path, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])
-    except GitError:
-        raise GitError(
-            f"{root_path} has no commits yet (unborn HEAD)", remedy="commit first"
-        ) from None
+    except GitError as error:
+        raise _no_commit(git_info, root_path, error) from None
     return SourceRepo(root_path, head.strip(), git_info, repository_filters(git_info, root_path))

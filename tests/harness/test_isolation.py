@@ -138,6 +138,21 @@ def test_an_unborn_HEAD_makes_verify_exit_5_with_one_clear_line(
     _assert_one_line_error(done, "no commits yet")
 
 
+def test_a_branch_naming_a_missing_commit_is_reported_as_such_not_as_an_unborn_HEAD(
+    make_project: MakeProject
+) -> None:
+    project = make_project()
+    branch = git(project.root, "symbolic-ref", "HEAD").strip()
+    (project.root / ".git" / branch).write_text("01" * 20 + "\n")
+
+    done = in_process(project.root, "verify", "specs/calc.json")
+
+    assert done.code == 5, done.out + done.err
+    assert "no commits yet" not in done.err
+    assert "HEAD does not name a commit" in done.err
+    assert "bad ref" in done.err  # git's own account
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="a POSIX shell script stands in for git")
 def test_a_git_older_than_2_30_makes_verify_exit_5_with_one_clear_line(
     make_project: MakeProject, cli: Cli, tmp_path: Path
