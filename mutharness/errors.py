@@ -129,11 +129,17 @@ class SpecError(MutharnessError):
 class GitError(MutharnessError):
     """git is missing, too old, refused the repository, or a git command failed."""
 
-    def __init__(self, what: str, detail: str = "", remedy: str = "") -> None:
+    def __init__(self, what: str, detail: str = "", remedy: str = "",
+                 status: int | None = None) -> None:
         super().__init__(what, detail, remedy)
         self.what = what
         self.detail = detail
         self.remedy = remedy
+        self.status = status  # git's exit status, when git ran
+
+    def silent_no(self) -> bool:
+        """git ran and answered no the way `--quiet` queries do: exit 1, nothing on stderr."""
+        return self.status == 1 and not self.detail.strip()
 
     def message(self) -> str:
         text = self.what

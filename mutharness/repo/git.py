@@ -172,7 +172,10 @@ def call_git(
                     f"safe.directory {refused} (mutharness never changes your git config)"
                 ),
             ) from None
-        raise GitError(f"git {' '.join(args[:2])} failed in {cwd}", stderr) from None
+        status = error.status if isinstance(error.status, int) else None
+        raise GitError(f"git {' '.join(args[:2])} failed in {cwd}", stderr or (
+            f"git exited with status {status} and wrote nothing to stderr"
+            if status not in (None, 1) else ""), status=status) from None
     except git.GitCommandNotFound as error:  # git could not be started (gone, out of handles)
         raise GitError(f"git {' '.join(args[:2])} could not be started in {cwd}",
                        str(error.stderr or error)) from None

@@ -261,16 +261,17 @@ def status_paths(changes: Iterable[str]) -> tuple[str, ...]:
 
 def _no_commit(git_info: GitInfo, root: Path, error: GitError) -> GitError:
     """Why HEAD names no commit: an unborn branch only when its ref is absent (git says so
-    by a silent exit 1); anything else (a broken ref, a git that failed) with git's words."""
+    by a silent exit 1); anything else (a broken ref, a git that failed or was killed) with
+    git's words or its exit status."""
     try:
         branch = run_git(git_info, root, ["symbolic-ref", "--quiet", "HEAD"]).strip()
     except GitError:
         branch = ""  # a detached HEAD: never unborn
-    if branch and not error.detail.strip():
+    if branch and error.silent_no():
         try:
             run_git(git_info, root, ["show-ref", "--verify", "--quiet", branch])
         except GitError as absent:
-            if not absent.detail.strip():
+            if absent.silent_no():
                 return GitError(f"{root} has no commits yet (unborn HEAD)", remedy="commit first")
             error = absent
     return GitError(

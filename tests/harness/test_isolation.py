@@ -154,6 +154,28 @@ def test_a_branch_naming_a_missing_commit_is_reported_as_such_not_as_an_unborn_H
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="a POSIX shell script stands in for git")
+def test_a_git_that_dies_silently_asked_for_HEAD_is_reported_with_its_status_not_as_unborn(
+    make_project: MakeProject, cli: Cli, tmp_path: Path
+) -> None:
+    """A git killed or crashing (exit 3, nothing said) is not a repository without commits."""
+    project = make_project()
+    shim = tmp_path / "dying-git"
+    shim.mkdir()
+    real = shutil.which("git")
+    (shim / "git").write_text(
+        "#!/bin/sh\n"
+        'case "$*" in *"rev-parse --verify --quiet HEAD^{commit}"*) exit 3;; esac\n'
+        f'exec {real} "$@"\n'
+    )
+    (shim / "git").chmod(0o755)
+    env = Sandbox.under(tmp_path).env(PATH=f"{shim}{os.pathsep}{os.environ['PATH']}")
+
+    done = cli(project.root, "verify", "specs/calc.json", env=env)
+
+    _assert_one_line_error(done, "HEAD does not name a commit", "status 3")
+    assert "no commits yet" not in done.err
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a POSIX shell script stands in for git")
 def test_a_git_older_than_2_30_makes_verify_exit_5_with_one_clear_line(
     make_project: MakeProject, cli: Cli, tmp_path: Path
 ) -> None:
