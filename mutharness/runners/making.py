@@ -63,6 +63,7 @@ def _node(setup: RunnerSetup) -> Runner:
         requires=setup.options[NODE_REQUIRE],
         extra=setup.options[NODE_OPTIONS],
         probe_dir=setup.scratch("node-probe"),
+        note=setup.note,
     )
 
 

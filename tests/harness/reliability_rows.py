@@ -455,6 +455,18 @@ ROWS: tuple[Row, ...] = (
     Row("node", "a test that writes a tool's cache into node_modules/.cache (the user's exists)",
         "the write stays in the workspace", "the user's .cache/tool still empty; exit 0",
         H + "test_node_installed.py::test_what_a_run_writes_into_a_cache_in_node_modules_stays_in_the_workspace"),
+    Row("node", "test files that leave a server open after their last test (nested suites, a "
+        "test ending after a timer, a test a timer makes after the last one), on node 20, 22 "
+        "and 24",
+        "each file ends once nothing can run, with node's own plan and every count; a late test "
+        "counted; each file named once with what it held open",
+        "3 and 2 passing, the nested and late tests' mutants CAUGHT by them; the two released "
+        "files named with (open: Server); exit 0 (before: the baseline timed out)",
+        H + "test_node_linger.py::test_files_that_leave_a_server_open_end_with_every_count_and_are_named"),
+    Row("node", "a test file a timer holds 1.2 s after its last test",
+        "waited for (a timer may still run code), named with how long and Timeout",
+        "as expected on node 20, 22 and 24",
+        H + "test_node_linger.py::test_a_file_a_timer_holds_is_waited_for_and_named_with_how_long"),
     Row("options", "a config file outside the repository, CLI flags beside it",
         "used; every value and its source recorded; the evidence's re-derive command repeats them", "as expected",
         H + "test_options.py::test_a_config_file_outside_the_repository_is_used_and_recorded_and_the_evidence_repeats_it"),

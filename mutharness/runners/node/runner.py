@@ -28,12 +28,15 @@ from mutharness.runners.base import (
     log_tail,
 )
 from mutharness.runners.node.events import NodeEvents, read_events
+from mutharness.runners.node.linger import Lingered, read_lingering
 from mutharness.runners.node.rules import NAME
 from mutharness.runners.sandbox import sandboxed
 
 MIN_NODE = 20  # the first node whose `node --test` reports what the reporter reads
 EVENTS = "MUTHARNESS_NODE_EVENTS"  # where the reporter writes its records (see the reporter)
 REPORTER = "_reporter.mjs"
+LINGER = "MUTHARNESS_NODE_LINGER"  # where the linger watch writes its records
+WATCH = "_linger.mjs"  # preloaded into every test file's process (see the watch)
 PROBE_TIMEOUT_S = 60.0
 # Inherited as they are: what finds programs and what Windows needs to start a process at all.
 KEPT = frozenset({
@@ -59,6 +62,8 @@ class NodeFacts:
     suite_failures: tuple[str, ...] = ()
     summary: Mapping[str, int] | None = None  # test:summary's counts (node 22 and later)
     diagnostics: Mapping[str, int] = field(default_factory=dict)  # "tests 5", "pass 3"...
+    lingered: tuple[Lingered, ...] = ()  # files that outlived their last test
+
 
     def to_json(self) -> dict[str, Any]:
         """Everything: it is small."""
@@ -70,6 +75,7 @@ class NodeFacts:
             "suite_failures": list(self.suite_failures),
             "summary": None if self.summary is None else dict(self.summary),
             "diagnostics": dict(self.diagnostics),
+            "lingered": [entry.to_json() for entry in self.lingered],
         }
 
     def inputs(self) -> tuple[str, ...]:
@@ -122,9 +128,11 @@ class NodeRunner:
     def __init__(
         self, node: str, environ: Mapping[str, str], isolation: Isolation | None = None,
         imports: Sequence[str] = (), requires: Sequence[str] = (), extra: Sequence[str] = (),
-        *, probe_dir: Path,
+        *, probe_dir: Path, note: Callable[[str], None] | None = None,
     ) -> None:
         self.node_given = node
+        self.note = note or (lambda text: None)  # tells the user once per file what lingered
+        self._told: set[str] = set()
         self.environ = dict(environ)
         self.isolation = isolation
         self.imports = tuple(imports)
@@ -190,14 +198,16 @@ class NodeRunner:
     def close(self) -> None:
         """Nothing outlives a run of this runner."""
 
-    def argv(self, tests: Sequence[str], reporter: Path, destination: Path) -> list[str]:
-        """The fixed command line: our reporter (its own output, nothing, to `destination`: a
-        file, as node 24 fsyncs it and the null device refuses), node's own `spec` reporter
-        to stdout (the run's log: what a user reads to see why a test failed; no count is
-        taken from it), every file one at a time, the project's preloads; never an option
-        that ends a run early (--test-force-exit)."""
+    def argv(self, tests: Sequence[str], reporter: Path, destination: Path,
+             watch: Path) -> list[str]:
+        """The fixed command line: the linger watch preloaded first, our reporter (its own
+        output, nothing, to `destination`: a file, as node 24 fsyncs it and the null device
+        refuses), node's own `spec` reporter to stdout (the run's log: what a user reads to
+        see why a test failed; no count is taken from it), every file one at a time, the
+        project's preloads; never an option that ends a run early (--test-force-exit)."""
         return [
             self.node,
+            "--import", watch.as_uri(),
             *[word for module in self.imports for word in ("--import", module)],
             *[word for module in self.requires for word in ("--require", module)],
             *self.extra,
@@ -210,27 +220,33 @@ class NodeRunner:
             *tests,
         ]
 
-    def environment(self, scratch: Path, events: Path) -> dict[str, str]:
+    def environment(self, scratch: Path, events: Path, lingering: Path) -> dict[str, str]:
         """The run's environment: the platform's minimum, private temp and home, the events
-        file for the reporter."""
+        file for the reporter, the linger watch's file."""
         env = sandboxed(child_environment(self.environ), scratch, self.isolation)
         env[EVENTS] = str(events)
+        env[LINGER] = str(lingering)
         return env
 
     def run(self, request: RunRequest) -> RunFacts:
         """Run the request's test files in its `cwd`; its `scratch` holds this run's files."""
         scratch = request.scratch
-        reporter = scratch / REPORTER
-        reporter.write_bytes(
-            resources.files("mutharness.runners.node").joinpath(REPORTER).read_bytes()
-        )
-        events_path = scratch / "events.jsonl"
+        shipped = resources.files("mutharness.runners.node")
+        for name in (REPORTER, WATCH):
+            (scratch / name).write_bytes(shipped.joinpath(name).read_bytes())
+        events_path, lingering = scratch / "events.jsonl", scratch / "linger.jsonl"
         result = process.run(
-            self.argv(request.tests, reporter, scratch / "reporter.out"), cwd=request.cwd,
-            env=self.environment(scratch, events_path), log_path=scratch / "node.log",
-            timeout_s=request.timeout_s,
+            self.argv(request.tests, scratch / REPORTER, scratch / "reporter.out",
+                      scratch / WATCH),
+            cwd=request.cwd, env=self.environment(scratch, events_path, lingering),
+            log_path=scratch / "node.log", timeout_s=request.timeout_s,
         )
         events = read_events(events_path, request.cwd)
+        lingered = read_lingering(lingering, request.cwd)
+        for entry in lingered:
+            if entry.file not in self._told:
+                self._told.add(entry.file)
+                self.note(entry.note())
         state = _state(events)
         return RunFacts(
             runner=NAME,
@@ -250,6 +266,7 @@ class NodeRunner:
             extension=NodeFacts(
                 events.node_version, events.file_failures, events.silent_files,
                 events.unreported, events.suite_failures, events.summary, events.diagnostics,
+                lingered,
             ),
         )
 

@@ -1,0 +1,116 @@
+// mutharness linger watch (`node --import <this file> --test ...`), shipped as package data.
+//
+// In each test file's process (node sets NODE_TEST_CONTEXT there; the `node --test` parent does
+// nothing here) it waits for the file's last test: a root `after` hook, which node runs once
+// every test the file has created has ended. From then on it watches. If the process stays
+// alive only because of handles that run no code by themselves (a server still listening, an
+// open socket, a file watcher: never a timer, an immediate, a pending request or a child
+// process), no callback but the promises and ticks that finish the file's after hooks has run
+// since its last test ended (a timer or I/O that ran may have started another test: then it
+// never releases), and nothing at all has run for QUIET_MS, it unrefs those handles, so node ends
+// the file as it ends any file whose event loop is empty: the root test finishes, node reports
+// the file's plan and totals, `exit` handlers run. Nothing is cut short (unlike
+// --test-force-exit): a timer or any code still to run keeps the process alive as before.
+//
+// Either way it appends JSON lines to the file MUTHARNESS_NODE_LINGER names: `settled` (the last
+// test ended), `released` (what it unref'd, and when), `exit` (how long after the last test the
+// process ended), for mutharness to tell the user which file keeps the event loop alive.
+import fs from 'node:fs';
+
+const LOG = process.env.MUTHARNESS_NODE_LINGER;
+const QUIET_MS = 500;
+const TICK_MS = 100;
+// what keeps an event loop alive but runs JavaScript only when something outside calls on it
+const RELEASABLE = new Set([
+  'TCPServerWrap', 'TCPWrap', 'PipeServerWrap', 'PipeWrap', 'UDPWrap', 'FSEventWrap',
+  'StatWatcher', 'TTYWrap',
+]);
+
+// A callback that ends what already runs, never one that starts anew: a promise's reaction or
+// a tick (by the async hook's type, or, for one made before the watch began, by its resource:
+// a promise, or the plain object node gives a tick or a promise made before the hooks were on).
+const SETTLING = new Set(['PROMISE', 'TickObject']);
+function settling(type, resource) {
+  if (type !== undefined) return SETTLING.has(type);
+  if (resource instanceof Promise) return true;
+  const made = resource?.constructor?.name;
+  return made === 'Object' || made === 'Promise' || made === 'SafePromise';
+}
+// What holds the process open, in words a user can search their tests for: the objects that
+// own its handles (Server, Socket, FSWatcher, ChildProcess...; never its own stdio) and the
+// timers, immediates and requests node counts besides.
+function holding() {
+  const stdio = new Set([process.stdin, process.stdout, process.stderr, process.channel]);
+  const owners = process._getActiveHandles()
+    .filter((handle) => !stdio.has(handle))
+    .map((handle) => handle?.constructor?.name ?? 'handle');
+  const pending = process.getActiveResourcesInfo().filter((name) => !name.endsWith('Wrap'));
+  return [...owners, ...pending];
+}
+
+async function watch() {
+  const { after } = await import('node:test');
+  const { createHook, executionAsyncResource } = await import('node:async_hooks');
+  const file = process.argv[1] ?? null;
+  const record = (entry) => {
+    try {
+      fs.appendFileSync(LOG, `${JSON.stringify({ pid: process.pid, file, ...entry })}\n`);
+    } catch {
+      // a note only: a full disk or a removed directory changes no test's outcome
+    }
+  };
+  after(() => {
+    const settled = Date.now();
+    let open = [];
+    record({ type: 'settled' });
+    process.on('exit', () => record({ type: 'exit', ms: Date.now() - settled, open }));
+    let ours = -1;
+    let making = false;
+    let ran = Date.now();
+    let woken = false;
+    const kinds = new Map();
+    const hook = createHook({
+      init(id, type) {
+        kinds.set(id, type);
+        if (making && type === 'Timeout') ours = id;
+      },
+      before(id) {
+        if (id === ours) return;
+        ran = Date.now();
+        // the promises and ticks that end the file's own after hooks are expected; anything
+        // else (a timer, an immediate, I/O) may start more tests: then nothing is released
+        if (!settling(kinds.get(id), executionAsyncResource())) woken = true;
+      },
+    });
+    hook.enable();
+    making = true;
+    const tick = setInterval(() => {
+      if (open.length === 0) open = holding();
+      const now = Date.now();
+      if (woken) {
+        clearInterval(tick);
+        hook.disable();
+        return;
+      }
+      if (now - ran < QUIET_MS) return;
+      if (process.getActiveResourcesInfo().some((name) => !RELEASABLE.has(name))) return;
+      clearInterval(tick);
+      hook.disable();
+      const stdio = new Set([process.stdin, process.stdout, process.stderr, process.channel]);
+      for (const handle of process._getActiveHandles()) {
+        if (!stdio.has(handle) && typeof handle?.unref === 'function') handle.unref();
+      }
+      record({ type: 'released', ms: now - settled, open });
+    }, TICK_MS);
+    making = false;
+    tick.unref();
+  });
+}
+
+if (process.env.NODE_TEST_CONTEXT && LOG) {
+  try {
+    await watch();
+  } catch {
+    // a node without what this needs: the file runs as it would without the watch
+  }
+}

@@ -1,0 +1,243 @@
+"""Node test files that keep the event loop alive after their last test.
+
+The linger watch (`_linger.mjs`, preloaded into each test file's process) lets a file end when
+what holds it open can run no code by itself (a server left listening) and nothing has run for
+a moment; node then ends the file as it ends any other, so every count is node's own. A timer,
+or anything that ran after the last test (it may start a test of its own), keeps the process
+running as before. Real node on PATH and on each node MUTHARNESS_NODES names (.ci/run: 22, 24).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import Completed, git
+
+from mutharness.runners.node.linger import Lingered, read_lingering
+
+NODE = shutil.which("node")
+
+
+def _version(node: str) -> int:
+    said = subprocess.run([node, "--version"], capture_output=True, text=True).stdout
+    return int(said.strip().lstrip("v").split(".")[0])
+
+
+OTHER_NODES = [path for path in os.environ.get("MUTHARNESS_NODES", "").split(os.pathsep) if path]
+NODES = [pytest.param(node, id=f"node{_version(node)}")
+         for node in ([NODE] if NODE else []) + OTHER_NODES]
+
+Cli = Callable[..., Completed]
+
+CALC = """\
+exports.add = (a, b) => a + b;
+exports.limit = (n) => (n > 10 ? 10 : n);
+exports.half = (n) => n / 2;
+"""
+# a server started and never closed: without the watch, every run waits for the timeout
+LEFT_OPEN = """\
+const test = require('node:test');
+const assert = require('node:assert');
+const net = require('node:net');
+const { add } = require('../lib/calc.js');
+net.createServer().listen(0, '127.0.0.1');
+test('adds', () => { assert.strictEqual(add(2, 3), 5); });
+"""
+# nested suites, a test that ends after a timer, the server left open
+NESTED = """\
+const { describe, it } = require('node:test');
+const assert = require('node:assert');
+const net = require('node:net');
+const { half } = require('../lib/calc.js');
+describe('halves', () => {
+  describe('later', () => {
+    it('after a timer', async () => {
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      assert.strictEqual(half(8), 4);
+    });
+  });
+  it('at once', () => { assert.strictEqual(half(2), 1); });
+});
+net.createServer().listen(0, '127.0.0.1');
+"""
+# a test made by a timer after the file's last test (it closes the server): never lost
+LATE = """\
+const test = require('node:test');
+const assert = require('node:assert');
+const net = require('node:net');
+const { limit } = require('../lib/calc.js');
+const server = net.createServer().listen(0, '127.0.0.1');
+test('small numbers stay', () => { assert.strictEqual(limit(3), 3); });
+setTimeout(() => {
+  test('big numbers are capped', async () => {
+    await new Promise((resolve) => server.close(resolve));
+    assert.strictEqual(limit(50), 10);
+  });
+}, 300);
+"""
+# a timer that holds the file 1.2 s past its last test: waited for, and named
+TIMER = """\
+const test = require('node:test');
+const assert = require('node:assert');
+const { add } = require('../lib/calc.js');
+test('adds zero', () => { assert.strictEqual(add(4, 0), 4); });
+setTimeout(() => {}, 1200);
+"""
+
+
+def _spec(tests: list[str], passing: int, mutations: list[dict[str, Any]]) -> str:
+    return json.dumps({"tests": tests, "expectBaselinePass": passing, "mutations": mutations},
+                      indent=1) + "\n"
+
+
+def lingering_project(root: Path) -> Path:
+    files = {
+        ".gitignore": ".mutharness/\n",
+        "package.json": json.dumps({"name": "calc", "version": "1.0.0"}),
+        "lib/calc.js": CALC,
+        "test/left-open.test.js": LEFT_OPEN,
+        "test/nested.test.js": NESTED,
+        "test/late.test.js": LATE,
+        "test/timer.test.js": TIMER,
+        "specs/left-open.json": _spec(["test/left-open.test.js", "test/nested.test.js"], 3, [
+            {"name": "add subtracts", "file": "lib/calc.js", "anchor": "a + b",
+             "replacement": "a - b", "expectCaught": True},
+            {"name": "half doubles", "file": "lib/calc.js", "anchor": "n / 2",
+             "replacement": "n * 2", "expectCaught": True},
+        ]),
+        "specs/late.json": _spec(["test/late.test.js"], 2, [
+            {"name": "no cap", "file": "lib/calc.js", "anchor": "(n > 10 ? 10 : n)",
+             "replacement": "(n)", "expectCaught": True},
+        ]),
+        "specs/timer.json": _spec(["test/timer.test.js"], 1, [
+            {"name": "add ignores b", "file": "lib/calc.js", "anchor": "a + b",
+             "replacement": "a", "expectCaught": False},
+        ]),
+    }
+    for relative, text in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "tests that leave things open")
+    return root
+
+
+def _results(root: Path) -> dict[str, Any]:
+    found: dict[str, Any] = json.loads((root / ".mutharness/results.json").read_text("utf-8"))
+    return found
+
+
+@pytest.mark.skipif(NODE is None, reason="node (.ci/run installs it)")
+@pytest.mark.parametrize("node", NODES)
+def test_files_that_leave_a_server_open_end_with_every_count_and_are_named(
+    tmp_path: Path, git_home: Path, cli: Cli, node: str
+) -> None:
+    project = lingering_project(tmp_path / "calc")
+
+    done = cli(project, "verify", "specs/left-open.json", "specs/late.json", "--node", node,
+               "--baseline-timeout", "60", timeout=600)
+
+    results = _results(project)
+    left_open, late = results["specs"]
+    assert (left_open["error"], late["error"]) == ("", ""), done.out + done.err
+    # node's own totals, nested suites and the test made after a timer counted
+    assert (left_open["baseline"]["passed"], left_open["baseline"]["failed"]) == (3, 0)
+    assert (late["baseline"]["passed"], late["baseline"]["failed"]) == (2, 0)
+    assert [(m["verdict"], m["facts"]["failing"]) for m in left_open["mutations"]] == [
+        ("CAUGHT", ["test/left-open.test.js > adds"]),
+        ("CAUGHT", ["test/nested.test.js > halves > later > after a timer",
+                    "test/nested.test.js > halves > at once"]),
+    ]
+    assert [(m["verdict"], m["facts"]["failing"]) for m in late["mutations"]] == [
+        ("CAUGHT", ["test/late.test.js > big numbers are capped"])]
+    assert done.code == 0, done.out + done.err
+    # each released file named once, with what held it; the late file ended by itself
+    released = [note for note in results["notes"] if "kept node running after" in note]
+    assert sorted(note.split(" ")[0] for note in released) == [
+        "test/left-open.test.js", "test/nested.test.js"], results["notes"]
+    for note in released:
+        assert re.fullmatch(
+            r"test/(left-open|nested)\.test\.js kept node running after its last test \(open: "
+            r"Server\); let end after \d+\.\d s in which no code ran, every count node's own: "
+            r"close what it opens in an after\(\) hook", note), note
+    assert "test/late.test.js" not in " ".join(results["notes"])
+    assert "test/left-open.test.js kept node running after its last test" in done.err
+    facts = left_open["baseline"]["runner_facts"]["lingered"]
+    assert [(entry["file"], entry["released"]) for entry in facts] == [
+        ("test/left-open.test.js", True), ("test/nested.test.js", True)]
+
+
+@pytest.mark.skipif(NODE is None, reason="node (.ci/run installs it)")
+@pytest.mark.parametrize("node", NODES)
+def test_a_file_a_timer_holds_is_waited_for_and_named_with_how_long(
+    tmp_path: Path, git_home: Path, cli: Cli, node: str
+) -> None:
+    project = lingering_project(tmp_path / "calc")
+
+    done = cli(project, "verify", "specs/timer.json", "--node", node, timeout=600)
+
+    [spec] = _results(project)["specs"]
+    assert spec["error"] == "", done.out + done.err
+    assert [m["verdict"] for m in spec["mutations"]] == ["SURVIVED"]
+    assert done.code == 0, done.out + done.err
+    [note] = [note for note in _results(project)["notes"] if "kept node running" in note]
+    assert re.fullmatch(
+        r"test/timer\.test\.js kept node running \d+\.\d s after its last test \(open: "
+        r"Timeout\); every run of it waits so long: close what it opens in an after\(\) hook",
+        note), note
+    [entry] = spec["baseline"]["runner_facts"]["lingered"]
+    assert (entry["file"], entry["released"], entry["holding"]) == (
+        "test/timer.test.js", False, ["Timeout"])
+    assert entry["seconds"] >= 1.0
+
+
+def _lines(*records: dict[str, Any]) -> str:
+    return "".join(json.dumps(record) + "\n" for record in records)
+
+
+READ_TABLE = [
+    ("nothing lingered", _lines({"type": "settled", "file": "/w/t/a.js"},
+                                {"type": "exit", "file": "/w/t/a.js", "ms": 3, "open": []}), ()),
+    ("released", _lines({"type": "released", "file": "/w/t/a.js", "ms": 600, "open": ["Server"]},
+                        {"type": "exit", "file": "/w/t/a.js", "ms": 612, "open": ["Server"]}),
+     (Lingered("t/a.js", 0.6, True, ("Server",)),)),
+    ("waited for", _lines({"type": "exit", "file": "/w/t/b.js", "ms": 1500,
+                           "open": ["Timeout"]}),
+     (Lingered("t/b.js", 1.5, False, ("Timeout",)),)),
+    ("just under the threshold", _lines({"type": "exit", "file": "/w/t/b.js", "ms": 999}), ()),
+    ("a file outside the run's directory keeps its path",
+     _lines({"type": "exit", "file": "/elsewhere/c.js", "ms": 2000}),
+     (Lingered("/elsewhere/c.js", 2.0, False, ()),)),
+    ("lines a test wrote there are skipped",
+     "not json\n[1]\n" + _lines({"type": "exit", "file": 7, "ms": 5000},
+                                {"type": "exit", "file": "/w/t/d.js", "ms": -1},
+                                {"type": "exit", "file": "/w/t/d.js", "ms": True},
+                                {"type": "exit", "file": "/w/t/e.js", "ms": 1000,
+                                 "open": ["Socket", 3, "x" * 200]}),
+     (Lingered("t/e.js", 1.0, False, ("Socket", "x" * 80)),)),
+]
+
+
+@pytest.mark.parametrize(("case", "text", "expected"), READ_TABLE, ids=[r[0] for r in READ_TABLE])
+def test_the_watch_records_are_read_into_the_files_that_lingered(
+    tmp_path: Path, case: str, text: str, expected: tuple[Lingered, ...]
+) -> None:
+    del case
+    path = tmp_path / "linger.jsonl"
+    path.write_text(text, encoding="utf-8")
+
+    assert read_lingering(path, Path("/w")) == expected
+
+
+def test_no_watch_file_is_no_lingering(tmp_path: Path) -> None:
+    assert read_lingering(tmp_path / "absent.jsonl", tmp_path) == ()
