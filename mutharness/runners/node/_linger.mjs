@@ -18,8 +18,8 @@
 import fs from 'node:fs';
 
 const LOG = process.env.MUTHARNESS_NODE_LINGER;
-const QUIET_MS = 500;
-const TICK_MS = 100;
+const QUIET_MS = 200;
+const TICK_MS = 50;
 // what keeps an event loop alive but runs JavaScript only when something outside calls on it
 const RELEASABLE = new Set([
   'TCPServerWrap', 'TCPWrap', 'PipeServerWrap', 'PipeWrap', 'UDPWrap', 'FSEventWrap',
