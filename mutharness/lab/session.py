@@ -302,9 +302,10 @@ class _SpecRun:
         scenario = Scenario.mutant(self.spec, mutation, baseline.timeout_s, first_failure)
         ran = run_scenario(scenario, self.lab)
         classification = classify(ran.facts, baseline.facts, ran.drift, first_failure)
-        if ran.facts.route == "warm" and not classification.verdict.is_evidence:
-            # a warm run gives a verdict by a whole run of the tests that failed one or passed
-            # them all; a timeout, a crash or a partial run is judged by a fresh process
+        if ran.facts.took_a_fast_route and not classification.verdict.is_evidence:
+            # a warm or concurrent run gives a verdict by a whole run of the tests that failed
+            # one or passed them all; a timeout, a crash or a partial run is judged again as
+            # the baseline ran
             scenario = scenario.confirmed()
             ran = run_scenario(scenario, self.lab)
             classification = classify(ran.facts, baseline.facts, ran.drift, first_failure)

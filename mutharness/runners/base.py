@@ -126,8 +126,16 @@ class RunFacts:
     log_path: str
     log_tail: str = ""  # the last lines the runner printed: its own words when a run goes wrong
     free_bytes: int | None = None  # space left where it wrote, measured when it lost its report
-    route: str = ""  # "warm": a collected server's child ran it; else why it ran fresh, if asked
+    # "warm": a collected server's child ran it; "concurrent": node ran its files at once; else
+    # why it ran fresh, if asked
+    route: str = ""
     extension: RunnerFacts = field(default_factory=NoFacts)
+
+    @property
+    def took_a_fast_route(self) -> bool:
+        """Ran by a route proven against the baseline rather than as the baseline ran: a run
+        that gives no verdict there is run again as the baseline ran (`RunRequest.fresh`)."""
+        return self.route in ("warm", "concurrent")
 
     def said(self, limit: int = 3) -> str:
         """The runner's own error lines from the end of its output (else its last lines)."""

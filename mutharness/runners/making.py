@@ -11,6 +11,7 @@ from typing import Final
 
 from mutharness.options import (
     NODE,
+    NODE_CONCURRENCY,
     NODE_IMPORT,
     NODE_OPTIONS,
     NODE_REQUIRE,
@@ -62,6 +63,7 @@ def _node(setup: RunnerSetup) -> Runner:
         imports=setup.options[NODE_IMPORT],
         requires=setup.options[NODE_REQUIRE],
         extra=setup.options[NODE_OPTIONS],
+        concurrency=setup.options[NODE_CONCURRENCY],
         probe_dir=setup.scratch("node-probe"),
         note=setup.note,
     )

@@ -403,6 +403,7 @@ def test_the_help_lists_each_runner_s_own_settings_under_that_runner_s_heading(
     node_only = next(flags for title, flags in sections.items() if title.startswith("node"))
     assert set(pytest_only) == {"--python", "--pytest-runner", "--pytest-addopts",
                                 "--pytest-drop-addopts"}
-    assert set(node_only) == {"--node", "--node-import", "--node-require", "--node-options"}
+    assert set(node_only) == {"--node", "--node-import", "--node-require", "--node-options",
+                              "--node-concurrency"}
     general = next(flags for title, flags in sections.items() if title.startswith("Settings"))
     assert not {*pytest_only, *node_only} & set(general)

@@ -63,6 +63,7 @@ class NodeFacts:
     summary: Mapping[str, int] | None = None  # test:summary's counts (node 22 and later)
     diagnostics: Mapping[str, int] = field(default_factory=dict)  # "tests 5", "pass 3"...
     lingered: tuple[Lingered, ...] = ()  # files that outlived their last test
+    concurrency: int = 1  # test files node ran at once
 
 
     def to_json(self) -> dict[str, Any]:
@@ -76,6 +77,7 @@ class NodeFacts:
             "summary": None if self.summary is None else dict(self.summary),
             "diagnostics": dict(self.diagnostics),
             "lingered": [entry.to_json() for entry in self.lingered],
+            "concurrency": self.concurrency,
         }
 
     def inputs(self) -> tuple[str, ...]:
@@ -120,6 +122,33 @@ def _outcomes(events: NodeEvents) -> tuple[TestOutcome, ...]:
     )
 
 
+def _differences(baseline: RunFacts, facts: RunFacts) -> str:
+    """How a run at once differs from the baseline, one file at a time ("" when it does
+    not): test by test (outcome and skip reason; node orders the files as they end, so
+    order is no difference), then how the run ended."""
+    def outcomes(run: RunFacts) -> dict[str, tuple[str, str]]:
+        return {o.nodeid: (o.outcome.value, o.reason) for o in run.outcomes}
+
+    before, after = outcomes(baseline), outcomes(facts)
+    changed = [
+        f"{nodeid} {after.get(nodeid, ('did not run',))[0]}"
+        for nodeid in dict.fromkeys([*before, *after]) if before.get(nodeid) != after.get(nodeid)
+    ]
+    if changed:
+        more = f" (and {len(changed) - 3} more)" if len(changed) > 3 else ""
+        return "; ".join(changed[:3]) + more
+    ended: tuple[tuple[str, Callable[[RunFacts], object]], ...] = (
+        ("exit status", lambda run: run.exit_status),
+        ("timed out", lambda run: run.timed_out),
+        ("report", lambda run: run.report.value),
+        ("files that failed", lambda run: ", ".join(run.collection_errors) or "none"),
+    )
+    for what, value in ended:
+        if value(baseline) != value(facts):
+            return f"its {what} was {value(facts)}, one at a time {value(baseline)}"
+    return ""
+
+
 class NodeRunner:
     """`node --test` over a spec's test files, one file at a time, with our reporter."""
 
@@ -128,11 +157,13 @@ class NodeRunner:
     def __init__(
         self, node: str, environ: Mapping[str, str], isolation: Isolation | None = None,
         imports: Sequence[str] = (), requires: Sequence[str] = (), extra: Sequence[str] = (),
-        *, probe_dir: Path, note: Callable[[str], None] | None = None,
+        *, probe_dir: Path, note: Callable[[str], None] | None = None, concurrency: int = 1,
     ) -> None:
         self.node_given = node
         self.note = note or (lambda text: None)  # tells the user once per file what lingered
         self._told: set[str] = set()
+        self.concurrency = concurrency  # asked for; a test set runs so once `prove` shows it
+        self._at_once: set[tuple[str, ...]] = set()  # the test sets proven at `concurrency`
         self.environ = dict(environ)
         self.isolation = isolation
         self.imports = tuple(imports)
@@ -187,7 +218,18 @@ class NodeRunner:
         return describe(self.isolation.workspace_root) if self.isolation is not None else "none"
 
     def prove(self, request: RunRequest, baseline: RunFacts) -> None:
-        """Nothing to prove: every node run is a fresh process."""
+        """With a concurrency above 1: the baseline's tests run at it once; the mutants run so
+        only when every test's outcome is the baseline's (one file at a time), else one file
+        at a time, the user told why."""
+        if self.concurrency == 1:
+            return
+        facts = self._run(request, self.concurrency)
+        differences = _differences(baseline, facts)
+        if differences:
+            self.note(f"{' '.join(request.tests)} run one file at a time: at "
+                      f"--node-concurrency {self.concurrency}, {differences}")
+            return
+        self._at_once.add(request.tests)
 
     def adopt(self, request: RunRequest,
               measured: Callable[[], RunFacts | None]) -> RunFacts | None:
@@ -199,12 +241,13 @@ class NodeRunner:
         """Nothing outlives a run of this runner."""
 
     def argv(self, tests: Sequence[str], reporter: Path, destination: Path,
-             watch: Path) -> list[str]:
+             watch: Path, concurrency: int = 1) -> list[str]:
         """The fixed command line: the linger watch preloaded first, our reporter (its own
         output, nothing, to `destination`: a file, as node 24 fsyncs it and the null device
         refuses), node's own `spec` reporter to stdout (the run's log: what a user reads to
-        see why a test failed; no count is taken from it), every file one at a time, the
-        project's preloads; never an option that ends a run early (--test-force-exit)."""
+        see why a test failed; no count is taken from it), `concurrency` files at once (one
+        at a time unless proven), the project's preloads; never an option that ends a run
+        early (--test-force-exit)."""
         return [
             self.node,
             "--import", watch.as_uri(),
@@ -212,7 +255,7 @@ class NodeRunner:
             *[word for module in self.requires for word in ("--require", module)],
             *self.extra,
             "--test",
-            "--test-concurrency=1",
+            f"--test-concurrency={concurrency}",
             f"--test-reporter={reporter.as_uri()}",
             f"--test-reporter-destination={destination}",
             "--test-reporter=spec",
@@ -229,7 +272,13 @@ class NodeRunner:
         return env
 
     def run(self, request: RunRequest) -> RunFacts:
-        """Run the request's test files in its `cwd`; its `scratch` holds this run's files."""
+        """Run the request's test files in its `cwd`; its `scratch` holds this run's files.
+        A mutant's run of a test set proven at the asked concurrency runs at it, unless asked
+        to run as the baseline did (`fresh`)."""
+        at_once = request.mutant and not request.fresh and request.tests in self._at_once
+        return self._run(request, self.concurrency if at_once else 1)
+
+    def _run(self, request: RunRequest, concurrency: int) -> RunFacts:
         scratch = request.scratch
         shipped = resources.files("mutharness.runners.node")
         for name in (REPORTER, WATCH):
@@ -237,7 +286,7 @@ class NodeRunner:
         events_path, lingering = scratch / "events.jsonl", scratch / "linger.jsonl"
         result = process.run(
             self.argv(request.tests, scratch / REPORTER, scratch / "reporter.out",
-                      scratch / WATCH),
+                      scratch / WATCH, concurrency),
             cwd=request.cwd, env=self.environment(scratch, events_path, lingering),
             log_path=scratch / "node.log", timeout_s=request.timeout_s,
         )
@@ -266,8 +315,9 @@ class NodeRunner:
             extension=NodeFacts(
                 events.node_version, events.file_failures, events.silent_files,
                 events.unreported, events.suite_failures, events.summary, events.diagnostics,
-                lingered,
+                lingered, concurrency,
             ),
+            route="concurrent" if concurrency > 1 else "",
         )
 
     def isolation_problem(self, facts: RunFacts, files: SpecFiles) -> MutharnessError | None:
