@@ -248,7 +248,7 @@ def verify(
 ) -> None:
     """Run each SPEC's mutations against its tests and report CAUGHT / SURVIVED.
 
-    A SPEC is a JSON file (format: the README's "Spec format" section: tests,
+    A SPEC is a JSON file (format: docs/spec-format.md: tests,
     expectBaselinePass, mutations with name, file, anchor, replacement, expectCaught) or a
     directory, whose *.json files are verified in name order; none: every spec in
     specs-dir (specs/, else test/mutations/). Every option can also be set

@@ -35,7 +35,7 @@ class ExitCode(IntEnum):
 
     @property
     def meaning(self) -> str:
-        """What the code says, with its cases (the README's exit-code table)."""
+        """What the code says, with its cases (the exit-code table of the README and the docs)."""
         return _MEANINGS[self][1]
 
 
@@ -77,7 +77,8 @@ _MEANINGS: Final = MappingProxyType({
 
 
 def exit_codes_table() -> str:
-    """The README's exit-code table, made from `ExitCode` (a test keeps the README equal)."""
+    """The exit-code table of the README and docs/exit-codes.md, made from `ExitCode` (a
+    test keeps both equal)."""
     rows = [f"| {int(code)} | `{code.name}` | {code.meaning} |" for code in ExitCode]
     return "\n".join(["| code | name | meaning |", "| --- | --- | --- |", *rows])
 

@@ -205,14 +205,14 @@ NODE_REQUIRE: Final = Option[tuple[str, ...]](
     heading=Heading.NODE)
 NODE_OPTIONS: Final = Option[tuple[str, ...]](
     "node.options", Kind.TEXTS, (),
-    "Extra node options for every run, from a fixed allow-list (see the README).",
+    "Extra node options for every run, from a fixed allow-list (docs/node.md).",
     heading=Heading.NODE)
 NODE_CONCURRENCY: Final = Option[int](
     "node.concurrency", Kind.INT, 1,
-    "Test files node runs at once (`--test-concurrency`). Above 1, each spec's baseline also "
-    "runs them so once the baseline is green, and the mutants run so only when every test's "
-    "outcome is the same as one file at a time (else one at a time, with a note): raise it "
-    "when the test files share no port, file or database.",
+    "Test files node runs at once (`--test-concurrency`). Above 1, the baseline still runs "
+    "one file at a time, then its tests run once at N; the mutants run at N only when every "
+    "test's outcome matched (else one at a time, with a note): raise it when the test files "
+    "share no port, file or database.",
     minimum=1, maximum=64, heading=Heading.NODE)
 OPTIONS: Final[tuple[Option[Any], ...]] = (  # in the order --help lists them
     PYTHON, NODE, LOCK_TIMEOUT, TIMEOUT_FLOOR, TIMEOUT_FACTOR, TIMEOUT_CONSTANT,

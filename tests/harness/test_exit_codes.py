@@ -1,4 +1,4 @@
-"""Exit codes: one per kind of outcome, one precedence, one table in the README, and what
+"""Exit codes: one per kind of outcome, one precedence, one table (test_reference_docs), and what
 real runs of each kind exit with."""
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from mutharness.errors import (
     ExitCode,
     ResultsError,
     SpecError,
-    exit_codes_table,
 )
 from mutharness.model.results import MutationResult, RunResult, SpecResult, from_json, to_json
 from mutharness.model.spec import Mutation, Spec
@@ -28,7 +27,6 @@ from mutharness.model.verdict import Verdict
 
 Cli = Callable[..., Completed]
 MakeProject = Callable[..., Project]
-README = Path(__file__).resolve().parents[2] / "README.md"
 
 MUTATION = Mutation(0, "m", "src/calc.py", "a", "b", True, ())
 SPEC = Spec("calc", "specs/calc.json", "0" * 64, ("tests/test_calc.py",), 4, (MUTATION,),
@@ -101,10 +99,6 @@ def test_a_results_file_whose_error_claims_a_passing_code_is_refused() -> None:
 
     with pytest.raises(ResultsError, match="exit_code 0 is not the code of a run stopped"):
         from_json(document)
-
-
-def test_the_readme_table_of_exit_codes_is_the_enum() -> None:
-    assert exit_codes_table() in README.read_text(encoding="utf-8")
 
 
 def test_help_ends_with_every_exit_code() -> None:

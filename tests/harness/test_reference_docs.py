@@ -1,0 +1,115 @@
+"""The docs' reference pages are generated from the code and cannot drift from it.
+
+docs/options.md: every setting of `options.OPTIONS` (its flag, its project config key, its
+default, its doc) and every command's `--help`, as the command line prints it at 100 columns.
+docs/exit-codes.md and the README hold `errors.exit_codes_table()`. docs/index.md, the site's
+home page, is the README with its links made relative to docs/. Regenerate with
+MUTHARNESS_WRITE_DOCS=1 python -m pytest tests/harness/test_reference_docs.py.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from mutharness.cli import COMMAND_ORDER, main
+from mutharness.errors import exit_codes_table
+from mutharness.options import OPTIONS, Option
+
+ROOT = Path(__file__).resolve().parents[2]
+OPTIONS_PAGE = ROOT / "docs" / "options.md"
+INDEX_PAGE = ROOT / "docs" / "index.md"
+
+
+def _default(option: Option[Any]) -> str:
+    value = option.default
+    if value is None:
+        return "(see the doc)"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, tuple):
+        return "`[" + ", ".join(f'"{item}"' for item in value) + "]`"
+    return f"`{value}`"
+
+
+def _key(option: Option[Any]) -> str:
+    table, _, key = option.name.rpartition(".")
+    return f"`{key}` under `[{table}]`" if table else f"`{option.name}`"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _help(*command: str) -> str:
+    done = CliRunner().invoke(main, [*command, "--help"], terminal_width=100,
+                              prog_name="mutharness")
+    assert done.exit_code == 0, done.output
+    return done.output.rstrip()
+
+
+def render_options() -> str:
+    """The whole options page."""
+    lines = [
+        "# Options reference",
+        "",
+        "Generated from `mutharness.options.OPTIONS` and the command line's own `--help` by",
+        "`tests/harness/test_reference_docs.py`; do not edit by hand (the suite fails when this",
+        "page differs from the code). How the project config is found and read:",
+        "[Options and the project config](configuration.md).",
+        "",
+        "## Settings",
+        "",
+        "Each is a command-line flag of `verify`, `baseline` and `redfirst` and a key of the",
+        "project config (`mutharness.toml`, or `[tool.mutharness]` in `pyproject.toml`).",
+        "",
+        "| flag | config key | default | what it sets |",
+        "| --- | --- | --- | --- |",
+    ]
+    lines += [
+        f"| `{option.flag}` | {_key(option)} | {_default(option)} | {_cell(option.doc)} |"
+        for option in OPTIONS
+    ]
+    lines += ["", "## Every command's `--help`", "", "```text", _help(), "```"]
+    for command in COMMAND_ORDER:
+        lines += ["", f"### `mutharness {command}`", "", "```text", _help(command), "```"]
+    return "\n".join(lines) + "\n"
+
+
+def test_the_options_page_is_generated_from_the_options_and_the_help() -> None:
+    expected = render_options()
+    if os.environ.get("MUTHARNESS_WRITE_DOCS") == "1":
+        OPTIONS_PAGE.write_text(expected, encoding="utf-8", newline="\n")
+    assert OPTIONS_PAGE.read_text(encoding="utf-8") == expected, (
+        "docs/options.md is stale; regenerate: "
+        "MUTHARNESS_WRITE_DOCS=1 python -m pytest tests/harness/test_reference_docs.py"
+    )
+
+
+def test_every_setting_is_on_the_options_page() -> None:
+    page = OPTIONS_PAGE.read_text(encoding="utf-8")
+    assert [option.name for option in OPTIONS if f"| `{option.flag}` |" not in page] == []
+
+
+def test_the_exit_codes_page_and_the_readme_hold_the_table_of_the_enum() -> None:
+    table = exit_codes_table()
+    for page in (ROOT / "docs" / "exit-codes.md", ROOT / "README.md"):
+        assert table in page.read_text(encoding="utf-8"), page
+
+
+def render_index() -> str:
+    """The site's home page: the README, its links into docs/ made relative to it."""
+    return (ROOT / "README.md").read_text(encoding="utf-8").replace("](docs/", "](")
+
+
+def test_the_docs_home_page_is_the_readme() -> None:
+    expected = render_index()
+    if os.environ.get("MUTHARNESS_WRITE_DOCS") == "1":
+        INDEX_PAGE.write_text(expected, encoding="utf-8", newline="\n")
+    assert INDEX_PAGE.read_text(encoding="utf-8") == expected, (
+        "docs/index.md is stale; regenerate: "
+        "MUTHARNESS_WRITE_DOCS=1 python -m pytest tests/harness/test_reference_docs.py"
+    )
