@@ -71,11 +71,18 @@ class Source(StrEnum):
     LAYOUT = "layout"  # where the specs are, found in the tree: the tree gives it again
     ACTIVE = "VIRTUAL_ENV"  # the tests' interpreter: the active virtual environment's
     DOTVENV = ".venv"  # the tests' interpreter: the repository's .venv
+    EXTENDED = "extended"  # the tests' interpreter: the environment `uv run --with` extends
 
 
 # values found where the run is, not given: no re-derive flag repeats them (the same commit,
 # or the re-deriver's own machine, gives them again)
-FOUND: Final = frozenset({Source.PACKAGE, Source.LAYOUT, Source.ACTIVE, Source.DOTVENV})
+FOUND: Final = frozenset({Source.PACKAGE, Source.LAYOUT, Source.ACTIVE, Source.DOTVENV,
+                          Source.EXTENDED})
+_FOUND_INTERPRETER: Final = {
+    Source.ACTIVE: "the active virtual environment, VIRTUAL_ENV",
+    Source.DOTVENV: "the repository's .venv",
+    Source.EXTENDED: "the environment `uv run --with` extends",
+}
 
 T = TypeVar("T", covariant=True)  # an Option[tuple[str, ...]] is an Option[Sequence[str]]
 
@@ -465,10 +472,9 @@ def found_notes(options: Options) -> tuple[str, ...]:
         told.append(f"node preloads from package.json's test script: {' '.join(words)} (a "
                     "[node] import or require setting in the project config replaces them)")
     source = options.sources.get(PYTHON.name)
-    if source in (Source.ACTIVE, Source.DOTVENV):
-        where = ("the active virtual environment, VIRTUAL_ENV" if source is Source.ACTIVE
-                 else "the repository's .venv")
-        told.append(f"the tests run with {options[PYTHON]} ({where}; --python chooses another)")
+    if source in _FOUND_INTERPRETER:
+        told.append(f"the tests run with {options[PYTHON]} ({_FOUND_INTERPRETER[source]}; "
+                    "--python chooses another)")
     return tuple(told)
 
 

@@ -289,17 +289,39 @@ def interpreter(source: SourceRepo, options: Options, specs: Sequence[Spec],
                 environ: Mapping[str, str]) -> Options:
     """For pytest specs, when no setting names the tests' interpreter: the active virtual
     environment's (VIRTUAL_ENV), else the repository's `.venv`, when it is not the one
-    running mutharness (a tool install: pipx, `uv tool`); else none (this interpreter)."""
+    running mutharness (a tool install: pipx, `uv tool`); when it is, and that is a `uv run
+    --with` overlay, the environment the overlay extends (the project's); else none (this
+    interpreter)."""
     if options.sources[PYTHON.name] is not Source.DEFAULT or not any(
             spec.runner == pytest_rules.NAME for spec in specs):
         return options
     active = environ.get("VIRTUAL_ENV")
     where, source_of = ((Path(active), Source.ACTIVE) if active
                         else (source.root / ".venv", Source.DOTVENV))
+    own = Path(sys.prefix)
+    if where.resolve() == own.resolve():
+        extended = _extended(own)
+        if extended is None:
+            return options
+        where, source_of = extended, Source.EXTENDED
     python = where / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
-    if not python.is_file() or where.resolve() == Path(sys.prefix).resolve():
+    if not python.is_file():
         return options
     return options.taking({PYTHON.name: str(python)}, source_of)
+
+
+def _extended(prefix: Path) -> Path | None:
+    """The environment a `uv run --with` overlay extends: its `pyvenv.cfg` names it
+    (`extends-environment = ...`); None for any other environment."""
+    try:
+        text = (prefix / "pyvenv.cfg").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if sep and key.strip() == "extends-environment" and value.strip():
+            return Path(value.strip())
+    return None
 
 
 def _as_held(source: SourceRepo, path: str, included: tuple[str, ...]) -> bytes | None:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Completed, Project, create_venv, default_spec, install, pip
+from conftest import Completed, Project, create_venv, default_spec, git, install, pip
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 
@@ -157,3 +157,68 @@ def test_a_tool_install_runs_a_project_s_tests_with_its_own_venv(
     assert done.returncode == 0, done.stdout + done.stderr
     assert "(the repository's .venv; --python chooses another)" in done.stderr
     assert "all 2 mutation(s) behaved as expected" in done.stdout
+
+
+UV_PROJECT = '''\
+[project]
+name = "calc"
+version = "0.1.0"
+requires-python = ">=3.11"
+dependencies = []
+
+[dependency-groups]
+dev = ["pytest>=9"]
+
+[tool.uv]
+package = false
+environments = ["sys_platform == '{platform}'"]  # the wheelhouse holds this platform's wheels
+
+[tool.pytest.ini_options]
+pythonpath = ["src"]
+'''
+
+
+def _installed(venv: Path) -> list[str]:
+    """The distributions a venv holds, by their metadata directories."""
+    return sorted(path.name for path in venv.rglob("*.dist-info"))
+
+
+@pytest.fixture(scope="session")
+def uv(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path) -> Path:
+    """The real uv, from the wheelhouse."""
+    venv = create_venv(tmp_path_factory.mktemp("uv") / "venv")
+    install(venv, wheelhouse, "uv")
+    return _script(venv, "uv")
+
+
+def test_uv_run_with_mutharness_verifies_a_uv_project_and_its_environment_gains_nothing(
+    make_project: Callable[..., Project], uv: Path, wheelhouse: Path, wheel: Path,
+    tmp_path: Path
+) -> None:
+    """A uv project as uv makes it (`uv lock`, `uv sync`: pytest in its locked dev group), and
+    mutharness brought in for one command by `uv run --with`: the tests run in the project's
+    environment, which holds the same distributions after as before, and uv.lock is as it was."""
+    project = make_project()
+    project.write("pyproject.toml", UV_PROJECT.replace("{platform}", sys.platform))
+    project.write(".gitignore", ".venv/\n")
+    offline = ["--offline", "--no-index", "--find-links", str(wheelhouse)]
+    env = {**_environment(), "UV_CACHE_DIR": str(tmp_path / "uv-cache"),
+           "UV_PYTHON": sys.executable, "UV_NO_CONFIG": "1"}
+    for command in (["lock"], ["sync"]):
+        done = subprocess.run([str(uv), *command, *offline], cwd=project.root, env=env,
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+    project.commit("a uv project, locked")
+    before = _installed(project.root / ".venv")
+    assert any(name.startswith("pytest-") for name in before)
+
+    done = subprocess.run([str(uv), "run", *offline, "--with", str(wheel), "mutharness",
+                           "verify", "specs/calc.json"], cwd=project.root, env=env,
+                          capture_output=True, text=True)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "all 2 mutation(s) behaved as expected" in done.stdout
+    assert "(the environment `uv run --with` extends; --python chooses another)" in done.stderr
+    assert "run in a fresh process each" not in done.stderr  # the warm route: a plain venv
+    assert _installed(project.root / ".venv") == before
+    assert git(project.root, "status", "--porcelain") == ""
