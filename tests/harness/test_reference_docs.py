@@ -9,14 +9,17 @@ MUTHARNESS_WRITE_DOCS=1 python -m pytest tests/harness/test_reference_docs.py.
 
 from __future__ import annotations
 
+import inspect
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
 
+from mutharness import errors
 from mutharness.cli import COMMAND_ORDER, main
-from mutharness.errors import exit_codes_table
+from mutharness.errors import MutharnessError, exit_codes_table
 from mutharness.options import OPTIONS, Option
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -113,3 +116,25 @@ def test_the_docs_home_page_is_the_readme() -> None:
         "docs/index.md is stale; regenerate: "
         "MUTHARNESS_WRITE_DOCS=1 python -m pytest tests/harness/test_reference_docs.py"
     )
+
+
+def _entries() -> dict[str, str]:
+    """docs/messages.md's error entries: the class each names (`{#Name}`) -> its text."""
+    page = (ROOT / "docs" / "messages.md").read_text(encoding="utf-8")
+    parts = re.split(r"^### .*\{#(\w+)\}$", page, flags=re.MULTILINE)
+    return {name: text.split("\n## ")[0] for name, text in zip(parts[1::2], parts[2::2],
+                                                                  strict=True)}
+
+
+def test_every_error_has_an_entry_on_the_messages_page_with_its_exit_code() -> None:
+    classes = {name: cls for name, cls in inspect.getmembers(errors, inspect.isclass)
+               if issubclass(cls, MutharnessError) and cls is not MutharnessError}
+    entries = _entries()
+    assert sorted(set(classes) - set(entries)) == []
+    assert sorted(set(entries) - set(classes)) == []
+    for name, cls in classes.items():
+        said = re.findall(r"Exit (\d+)", entries[name])
+        if name == "RecordedError":  # the exit code of the run it replays
+            assert said == [], name
+        else:
+            assert said == [str(int(cls.exit_code))], (name, said)
