@@ -81,7 +81,10 @@ class SourceRepo:
         return self.run_dir
 
     def changes(self) -> tuple[str, ...]:
-        """Uncommitted changes as `git status --porcelain` lines (untracked files included)."""
+        """Uncommitted changes as `git status --porcelain` lines (untracked files included),
+        but the run directory's and the untracked bytecode a test run leaves in
+        `__pycache__` (never a commit's, never read by a run: runs compile into their own
+        cache)."""
         output = run_git(
             self.git, self.root,
             ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"],
@@ -89,7 +92,8 @@ class SourceRepo:
         )
         entries = [entry for entry in output.split("\0") if entry]
         return tuple(
-            entry for entry in entries if not entry[3:].startswith(f"{RUN_DIR}/")
+            entry for entry in entries
+            if not entry[3:].startswith(f"{RUN_DIR}/") and not _left_bytecode(entry)
         )
 
     def tracked(self) -> dict[str, str]:
@@ -252,6 +256,13 @@ class SourceRepo:
                 found[key] = value
         return tuple(part for key in _EOL_KEYS if key in found
                      for part in ("-c", f"{key}={found[key]}"))
+
+
+def _left_bytecode(entry: str) -> bool:
+    """An untracked `.pyc` in a `__pycache__` directory (`?? src/__pycache__/calc...pyc`)."""
+    path = entry[3:]
+    return (entry.startswith("?? ") and path.endswith(".pyc")
+            and "__pycache__" in path.split("/")[:-1])
 
 
 def status_paths(changes: Iterable[str]) -> tuple[str, ...]:

@@ -246,3 +246,24 @@ def test_an_unusable_tmpdir_is_exit_5_with_one_clear_line_and_nothing_created(
     assert_one_clear_line(done, f"the temporary directory TMPDIR={tmpdir}")
     assert phrase in done.err
     assert snapshot(project.root) == before  # not even .mutharness/
+
+
+def test_untracked_bytecode_in_pycache_is_no_change_but_anything_else_there_is(
+    make_project: ProjectFactory
+) -> None:
+    """A test run by hand leaves `__pycache__/*.pyc` beside the sources of a project that does
+    not ignore them: never a commit's, never read by a run; a file of another kind there is
+    still an uncommitted change."""
+    project = make_project()
+    cache = project.root / "src" / "__pycache__"
+    cache.mkdir()
+    (cache / "calc.cpython-311.pyc").write_bytes(b"\x00bytecode")
+
+    clean = in_process(project.root, "verify", "specs/calc.json")
+    (cache / "notes.txt").write_text("mine\n", encoding="utf-8")
+    dirty = in_process(project.root, "verify", "specs/calc.json")
+
+    assert clean.code == 0, clean.out + clean.err
+    assert_one_clear_line(dirty, "the working tree has 1 uncommitted change(s)")
+    assert "?? src/__pycache__/notes.txt" in dirty.err
+    assert ".pyc" not in dirty.err

@@ -222,3 +222,54 @@ def test_uv_run_with_mutharness_verifies_a_uv_project_and_its_environment_gains_
     assert "run in a fresh process each" not in done.stderr  # the warm route: a plain venv
     assert _installed(project.root / ".venv") == before
     assert git(project.root, "status", "--porcelain") == ""
+
+
+TOX_INI = """\
+[tox]
+env_list = py
+
+[testenv]
+skip_install = true
+deps = pytest
+commands = pytest {posargs}
+"""
+
+
+@pytest.fixture(scope="session")
+def tox(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path) -> Path:
+    """The real tox, from the wheelhouse."""
+    venv = create_venv(tmp_path_factory.mktemp("tox") / "venv")
+    install(venv, wheelhouse, "tox")
+    return _script(venv, "tox")
+
+
+def test_a_tox_environment_runs_the_tests_named_by_python_and_gains_nothing(
+    make_project: Callable[..., Project], tox: Path, wheelhouse: Path, cli: Cli
+) -> None:
+    """A tox project as tox makes it (its environment in `.tox/py`, inside the repository,
+    git-ignored): `--python` names that environment's interpreter; the tests run there, and
+    it holds the same distributions after as before."""
+    project = make_project()
+    project.write("tox.ini", TOX_INI)
+    project.write(".gitignore", ".tox/\n")
+    project.commit("a tox project")
+    env = {**_environment(), "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheelhouse)}
+    done = subprocess.run([str(tox), "-e", "py"], cwd=project.root, env=env,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    python = project.root / ".tox" / "py" / ("Scripts/python.exe" if sys.platform == "win32"
+                                             else "bin/python")
+    before = _installed(project.root / ".tox" / "py")
+    assert any(name.startswith("pytest-") for name in before)
+    # tox's own run left bytecode beside the sources (this project ignores no __pycache__):
+    # untracked bytecode is no change of the tree mutharness measures
+    status = git(project.root, "status", "--porcelain")
+    assert "__pycache__/" in status
+
+    verified = cli(project.root, "verify", "specs/calc.json", "--python", str(python),
+                   env=_environment())
+
+    assert verified.code == 0, verified.out + verified.err
+    assert "all 2 mutation(s) behaved as expected" in verified.out
+    assert _installed(project.root / ".tox" / "py") == before
+    assert git(project.root, "status", "--porcelain") == status

@@ -21,6 +21,7 @@ _PROJECT = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml"
 MUTHARNESS = (  # what installing mutharness itself needs: its dependencies, its build backend
     *_PROJECT["project"]["dependencies"], *_PROJECT["build-system"]["requires"])
 UV, PIPX = "uv", "pipx"  # tool installs of mutharness, as users make them
+TOX = "tox"
 SETS = (  # pip resolves each set on its own: the floor's pins never meet this pytest
     (f"pytest=={pytest.__version__}", *TOOLS),
     FLOOR_TOOLS,
@@ -29,6 +30,7 @@ SETS = (  # pip resolves each set on its own: the floor's pins never meet this p
     (UV,),
     (PIPX, "pip"),  # pipx upgrades its shared pip from the wheelhouse too
     ("build", "twine"),  # the release's sdist and wheel, checked as an index would
+    (TOX,),  # a project whose tests run in a tox environment
 )
 
 
@@ -52,7 +54,7 @@ def holds_every_set(directory: Path) -> bool:
     names = {path.name.lower() for path in directory.glob("*.whl")}
     return all(any(name.startswith(f"pytest-{version}-") for name in names)
                for version in (pytest.__version__, FLOOR_PYTEST, TOO_OLD_PYTEST)) and all(
-        any(name.startswith(f"{tool}-") for name in names) for tool in (UV, PIPX))
+        any(name.startswith(f"{tool}-") for name in names) for tool in (UV, PIPX, TOX))
 
 
 if __name__ == "__main__":
