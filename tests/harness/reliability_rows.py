@@ -463,6 +463,11 @@ ROWS: tuple[Row, ...] = (
         "3 and 2 passing, the nested and late tests' mutants CAUGHT by them; the two released "
         "files named with (open: Server); exit 0 (before: the baseline timed out)",
         H + "test_node_linger.py::test_files_that_leave_a_server_open_end_with_every_count_and_are_named"),
+    Row("node", "a test file whose server answered a fetch and was never closed (node's own unref'd "
+        "timers and a library's callbacks run after the last test)",
+        "released once nothing that can start a test runs: node's own counts, the mutant CAUGHT",
+        "as expected on node 20, 22 and 24 (before: the baseline timed out)",
+        H + "test_node_linger.py::test_a_file_whose_open_server_answered_a_request_ends_with_its_counts"),
     Row("node", "a test file a timer holds 1.2 s after its last test",
         "waited for (a timer may still run code), named with how long and Timeout",
         "as expected on node 20, 22 and 24",

@@ -83,6 +83,20 @@ setTimeout(() => {
   });
 }, 300);
 """
+# a server that answered a request (fetch, keep-alive) and was never closed: node's own
+# housekeeping (http's date cache, the sockets' idle timers) runs after the last test
+SERVED = """\
+const test = require('node:test');
+const assert = require('node:assert');
+const http = require('node:http');
+const { add } = require('../lib/calc.js');
+const server = http.createServer((request, response) => response.end(String(add(2, 3))));
+test('answers', async () => {
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const answer = await fetch(`http://127.0.0.1:${server.address().port}/`);
+  assert.strictEqual(await answer.text(), '5');
+});
+"""
 # a timer that holds the file 1.2 s past its last test: waited for, and named
 TIMER = """\
 const test = require('node:test');
@@ -107,6 +121,7 @@ def lingering_project(root: Path) -> Path:
         "test/nested.test.js": NESTED,
         "test/late.test.js": LATE,
         "test/timer.test.js": TIMER,
+        "test/served.test.js": SERVED,
         "specs/left-open.json": _spec(["test/left-open.test.js", "test/nested.test.js"], 3, [
             {"name": "add subtracts", "file": "lib/calc.js", "anchor": "a + b",
              "replacement": "a - b", "expectCaught": True},
@@ -116,6 +131,10 @@ def lingering_project(root: Path) -> Path:
         "specs/late.json": _spec(["test/late.test.js"], 2, [
             {"name": "no cap", "file": "lib/calc.js", "anchor": "(n > 10 ? 10 : n)",
              "replacement": "(n)", "expectCaught": True},
+        ]),
+        "specs/served.json": _spec(["test/served.test.js"], 1, [
+            {"name": "add subtracts", "file": "lib/calc.js", "anchor": "a + b",
+             "replacement": "a - b", "expectCaught": True},
         ]),
         "specs/timer.json": _spec(["test/timer.test.js"], 1, [
             {"name": "add ignores b", "file": "lib/calc.js", "anchor": "a + b",
@@ -175,6 +194,27 @@ def test_files_that_leave_a_server_open_end_with_every_count_and_are_named(
     facts = left_open["baseline"]["runner_facts"]["lingered"]
     assert [(entry["file"], entry["released"]) for entry in facts] == [
         ("test/left-open.test.js", True), ("test/nested.test.js", True)]
+
+
+@pytest.mark.skipif(NODE is None, reason="node (.ci/run installs it)")
+@pytest.mark.parametrize("node", NODES)
+def test_a_file_whose_open_server_answered_a_request_ends_with_its_counts(
+    tmp_path: Path, git_home: Path, cli: Cli, node: str
+) -> None:
+    project = lingering_project(tmp_path / "calc")
+
+    done = cli(project, "verify", "specs/served.json", "--node", node,
+               "--baseline-timeout", "60", timeout=600)
+
+    [spec] = _results(project)["specs"]
+    assert spec["error"] == "", done.out + done.err
+    assert (spec["baseline"]["passed"], spec["baseline"]["failed"]) == (1, 0)
+    assert [(m["verdict"], m["facts"]["failing"]) for m in spec["mutations"]] == [
+        ("CAUGHT", ["test/served.test.js > answers"])]
+    assert done.code == 0, done.out + done.err
+    [entry] = spec["baseline"]["runner_facts"]["lingered"]
+    assert (entry["file"], entry["released"]) == ("test/served.test.js", True)
+    assert "Server" in entry["holding"]
 
 
 @pytest.mark.skipif(NODE is None, reason="node (.ci/run installs it)")

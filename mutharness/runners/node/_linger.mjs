@@ -5,9 +5,10 @@
 // every test the file has created has ended. From then on it watches. If the process stays
 // alive only because of handles that run no code by themselves (a server still listening, an
 // open socket, a file watcher: never a timer, an immediate, a pending request or a child
-// process), no callback but the promises and ticks that finish the file's after hooks has run
-// since its last test ended (a timer or I/O that ran may have started another test: then it
-// never releases), and nothing at all has run for QUIET_MS, it unrefs those handles, so node ends
+// process), no callback but the promises, ticks and unref'd timers that finish the file's
+// after hooks or keep node's own house has run since its last test ended (a timer or I/O that
+// ran may have started another test: then it never releases), and nothing at all has run for
+// QUIET_MS, it unrefs those handles, so node ends
 // the file as it ends any file whose event loop is empty: the root test finishes, node reports
 // the file's plan and totals, `exit` handlers run. Nothing is cut short (unlike
 // --test-force-exit): a timer or any code still to run keeps the process alive as before.
@@ -22,15 +23,20 @@ const QUIET_MS = 200;
 const TICK_MS = 50;
 // what keeps an event loop alive but runs JavaScript only when something outside calls on it
 const RELEASABLE = new Set([
-  'TCPServerWrap', 'TCPWrap', 'PipeServerWrap', 'PipeWrap', 'UDPWrap', 'FSEventWrap',
+  'TCPServerWrap', 'TCPSocketWrap', 'TCPWrap', 'PipeServerWrap', 'PipeSocketWrap', 'PipeWrap',
+  'UDPWrap', 'FSEventWrap',
   'StatWatcher', 'TTYWrap',
 ]);
 
-// A callback that ends what already runs, never one that starts anew: a promise's reaction or
-// a tick (by the async hook's type, or, for one made before the watch began, by its resource:
-// a promise, or the plain object node gives a tick or a promise made before the hooks were on).
-const SETTLING = new Set(['PROMISE', 'TickObject']);
+// A callback that ends what already runs, never one that starts anew: a promise's reaction, a
+// tick or a microtask (by the async hook's type, or, for one made before the watch began, by
+// its resource: a promise, or the plain object node gives a tick or a promise made before the
+// hooks were on).
+// An unref'd timer's callback is node's own housekeeping (http's date cache, a socket's idle
+// timer) or code its author let go of: it cannot hold the process, so it wakes nothing.
+const SETTLING = new Set(['PROMISE', 'TickObject', 'Microtask']);
 function settling(type, resource) {
+  if (typeof resource?.hasRef === 'function' && !resource.hasRef()) return true;
   if (type !== undefined) return SETTLING.has(type);
   if (resource instanceof Promise) return true;
   const made = resource?.constructor?.name;
@@ -65,6 +71,7 @@ async function watch() {
     record({ type: 'settled' });
     process.on('exit', () => record({ type: 'exit', ms: Date.now() - settled, open }));
     let ours = -1;
+    let depth = 0; // callbacks entered and not yet left since the watch began
     let making = false;
     let ran = Date.now();
     let woken = false;
@@ -75,16 +82,22 @@ async function watch() {
         if (making && type === 'Timeout') ours = id;
       },
       before(id) {
+        depth += 1;
         if (id === ours) return;
         ran = Date.now();
         // the promises and ticks that end the file's own after hooks are expected; anything
-        // else (a timer, an immediate, I/O) may start more tests: then nothing is released
-        if (!settling(kinds.get(id), executionAsyncResource())) woken = true;
+        // else (a timer, an immediate, I/O) may start more tests: then nothing is released.
+        // A callback run inside another (a library's AsyncResource) is that one's doing.
+        if (depth === 1 && !settling(kinds.get(id), executionAsyncResource())) woken = true;
+      },
+      after() {
+        depth = Math.max(0, depth - 1);
       },
     });
     hook.enable();
     making = true;
     const tick = setInterval(() => {
+      depth = 1; // this callback alone: a count an uncaught exception left unbalanced ends here
       if (open.length === 0) open = holding();
       const now = Date.now();
       if (woken) {
