@@ -168,7 +168,7 @@ def test_verify_help_points_to_the_spec_format_and_says_what_the_interpreter_nee
 
     assert done.code == 0
     text = " ".join(done.out.split())
-    assert 'README\'s "Spec format" section' in text
+    assert "format: docs/spec-format.md" in text
     assert "pytest 7.4 or newer, nothing else" in text
     assert "--config" in text and "--node" in text
 
