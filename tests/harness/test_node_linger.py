@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Completed, git
+from conftest import Completed, git, wine_cannot
 
 from mutharness.runners.node.linger import Lingered, read_lingering
 
@@ -197,6 +197,7 @@ def test_files_that_leave_a_server_open_end_with_every_count_and_are_named(
 
 
 @pytest.mark.skipif(NODE is None, reason="node (.ci/run installs it)")
+@wine_cannot("node's TCP connect to a local server fails there: connect UNKNOWN, errno -4094")
 @pytest.mark.parametrize("node", NODES)
 def test_a_file_whose_open_server_answered_a_request_ends_with_its_counts(
     tmp_path: Path, git_home: Path, cli: Cli, node: str
