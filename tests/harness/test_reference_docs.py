@@ -12,10 +12,12 @@ from __future__ import annotations
 import inspect
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
+from conftest import Completed, Project
 
 from mutharness import errors
 from mutharness.cli import COMMAND_ORDER, main
@@ -138,3 +140,16 @@ def test_every_error_has_an_entry_on_the_messages_page_with_its_exit_code() -> N
             assert said == [], name
         else:
             assert said == [str(int(cls.exit_code))], (name, said)
+
+
+def test_an_error_names_its_entry_on_the_messages_page(
+    make_project: Callable[..., Project], cli: Callable[..., Completed]
+) -> None:
+    project = make_project()
+    project.write("notes.txt", "not committed\n")
+
+    done = cli(project.root, "verify", "specs/calc.json")
+
+    assert done.code == 5, done.out + done.err
+    assert done.err.splitlines()[-1] == "  explained: docs/messages.md#DirtyTreeError"
+    assert "DirtyTreeError" in _entries()
