@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import Any
+
+from mutharness.runners.node.events import relative
 
 LINGER_NOTED_S = 1.0  # a file that ends this long after its last test is named to the user
 _MAX_HELD = 8  # what a record may name as holding the process open (it is a note only)
@@ -36,16 +38,6 @@ class Lingered:
         return (f"{self.file} kept node running {self.seconds:.1f} s after its last test "
                 f"(open: {held}); every run of it waits so long: close what it opens in an "
                 "after() hook")
-
-
-def _relative(file: str, bases: tuple[str, ...]) -> str:
-    path = PurePath(file)
-    for base in bases:
-        try:
-            return path.relative_to(base).as_posix()
-        except ValueError:
-            continue
-    return path.as_posix()
 
 
 def _record(line: str) -> dict[str, Any] | None:
@@ -86,7 +78,7 @@ def read_lingering(path: Path, cwd: Path) -> tuple[Lingered, ...]:
         seconds = _seconds(record.get("ms"))
         if seconds is None:
             continue
-        file = _relative(record["file"], bases)
+        file = relative(record["file"], bases)
         if record.get("type") == "released":
             released[file] = Lingered(file, seconds, True, _holding(record.get("open")))
         elif record.get("type") == "exit":
