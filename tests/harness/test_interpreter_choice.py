@@ -183,12 +183,17 @@ def _installed(venv: Path) -> list[str]:
     return sorted(path.name for path in venv.rglob("*.dist-info"))
 
 
+def _tool(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path, name: str) -> Path:
+    """The command of a real tool installed from the wheelhouse into a venv of its own."""
+    venv = create_venv(tmp_path_factory.mktemp(name) / "venv")
+    install(venv, wheelhouse, name)
+    return _script(venv, name)
+
+
 @pytest.fixture(scope="session")
 def uv(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path) -> Path:
     """The real uv, from the wheelhouse."""
-    venv = create_venv(tmp_path_factory.mktemp("uv") / "venv")
-    install(venv, wheelhouse, "uv")
-    return _script(venv, "uv")
+    return _tool(tmp_path_factory, wheelhouse, "uv")
 
 
 def test_uv_run_with_mutharness_verifies_a_uv_project_and_its_environment_gains_nothing(
@@ -238,9 +243,7 @@ commands = pytest {posargs}
 @pytest.fixture(scope="session")
 def tox(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path) -> Path:
     """The real tox, from the wheelhouse."""
-    venv = create_venv(tmp_path_factory.mktemp("tox") / "venv")
-    install(venv, wheelhouse, "tox")
-    return _script(venv, "tox")
+    return _tool(tmp_path_factory, wheelhouse, "tox")
 
 
 def test_a_tox_environment_runs_the_tests_named_by_python_and_gains_nothing(

@@ -8,28 +8,14 @@ Real node on PATH and on each node MUTHARNESS_NODES names (.ci/run: 22 and 24).
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Completed, git
-
-NODE = shutil.which("node")
-
-
-def _version(node: str) -> int:
-    said = subprocess.run([node, "--version"], capture_output=True, text=True).stdout
-    return int(said.strip().lstrip("v").split(".")[0])
-
-
-OTHER_NODES = [path for path in os.environ.get("MUTHARNESS_NODES", "").split(os.pathsep) if path]
-NODES = [pytest.param(node, id=f"node{_version(node)}")
-         for node in ([NODE] if NODE else []) + OTHER_NODES]
+from conftest import Completed
+from nodes import NODE, NODES, committed, results, spec_text
 
 pytestmark = pytest.mark.skipif(NODE is None, reason="node (.ci/run installs it)")
 
@@ -89,10 +75,6 @@ def _beside(name: str, me: str, other: str, watch_ms: int, expression: str,
     )
 
 
-def _spec(tests: list[str], passing: int, mutations: list[dict[str, Any]]) -> str:
-    return json.dumps({"tests": tests, "expectBaselinePass": passing, "mutations": mutations},
-                      indent=1) + "\n"
-
 
 MUTATIONS = [
     {"name": "area adds", "file": "lib/shapes.js", "anchor": "w * h", "replacement": "w + h",
@@ -115,27 +97,16 @@ def shapes_project(root: Path) -> Path:
                                       "shapes.area(1, 1)", 1),
         "test/second.test.js": _beside("second perimeter", "second", "first", 1000,
                                        "shapes.perimeter(1, 1)", 4),
-        "specs/apart.json": _spec(["test/area.test.js", "test/perimeter.test.js",
+        "specs/apart.json": spec_text(["test/area.test.js", "test/perimeter.test.js",
                                    "test/square.test.js"], 3, MUTATIONS),
-        "specs/broken.json": _spec(["test/area.test.js", "test/perimeter.test.js"], 2, [
+        "specs/broken.json": spec_text(["test/area.test.js", "test/perimeter.test.js"], 2, [
             {"name": "shapes does not parse", "file": "lib/shapes.js",
              "anchor": "exports.perimeter = (w, h) =>", "replacement": "exports.perimeter = (w, h",
              "expectCaught": True}]),
-        "specs/beside.json": _spec(["test/first.test.js", "test/second.test.js"], 2, MUTATIONS),
+        "specs/beside.json": spec_text(["test/first.test.js", "test/second.test.js"], 2, MUTATIONS),
     }
-    for relative, text in files.items():
-        path = root / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    git(root, "init", "-q")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "shapes and their tests")
-    return root
+    return committed(root, files, "shapes and their tests")
 
-
-def _results(root: Path) -> dict[str, Any]:
-    found: dict[str, Any] = json.loads((root / ".mutharness/results.json").read_text("utf-8"))
-    return found
 
 
 def _verdicts(spec: dict[str, Any]) -> list[tuple[str, list[str]]]:
@@ -149,11 +120,11 @@ def test_test_files_that_share_nothing_run_at_once_with_the_counts_of_one_at_a_t
     project = shapes_project(tmp_path / "shapes")
 
     alone = cli(project, "verify", "specs/apart.json", "--node", node)
-    one_at_a_time = _results(project)["specs"][0]
+    one_at_a_time = results(project)["specs"][0]
     done = cli(project, "verify", "specs/apart.json", "--node", node, "--node-concurrency", "3")
 
     assert (alone.code, done.code) == (0, 0), alone.err + done.out + done.err
-    [spec] = _results(project)["specs"]
+    [spec] = results(project)["specs"]
     assert _verdicts(spec) == _verdicts(one_at_a_time) == [
         ("CAUGHT", ["test/area.test.js > area", "test/square.test.js > square"]),
         ("CAUGHT", ["test/perimeter.test.js > perimeter"]),
@@ -174,7 +145,7 @@ def test_test_files_that_fail_beside_each_other_run_one_at_a_time_and_say_why(
 
     done = cli(project, "verify", "specs/beside.json", "--node", node, "--node-concurrency", "2")
 
-    [spec] = _results(project)["specs"]
+    [spec] = results(project)["specs"]
     assert spec["error"] == "", done.out + done.err
     assert (spec["baseline"]["passed"], spec["baseline"]["failed"]) == (2, 0)
     # no mutant ran beside another file: each failing test is the mutant's alone
@@ -199,7 +170,7 @@ def test_a_mutant_that_gives_no_verdict_at_once_is_judged_by_a_run_one_file_at_a
 
     done = cli(project, "verify", "specs/broken.json", "--node", node, "--node-concurrency", "2")
 
-    [spec] = _results(project)["specs"]
+    [spec] = results(project)["specs"]
     [mutation] = spec["mutations"]
     # a file that fails to load is no verdict: the run kept is the one like the baseline's
     assert mutation["verdict"] == "UNTRUSTWORTHY", done.out + done.err

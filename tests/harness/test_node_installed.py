@@ -16,23 +16,14 @@ import shutil
 import subprocess
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 import pytest
 from conftest import Completed, git
+from nodes import NODE, NODES, major, results, spec_text, write_files
 
-NODE, NPM = shutil.which("node"), shutil.which("npm")
+NPM = shutil.which("npm")
 NPM_CACHE = os.environ.get("MUTHARNESS_NPM_CACHE")
 
-
-def _version(node: str) -> int:
-    said = subprocess.run([node, "--version"], capture_output=True, text=True).stdout
-    return int(said.strip().lstrip("v").split(".")[0])
-
-
-OTHER_NODES = [path for path in os.environ.get("MUTHARNESS_NODES", "").split(os.pathsep) if path]
-NODES = [pytest.param(node, id=f"node{_version(node)}")
-         for node in ([NODE] if NODE else []) + OTHER_NODES]
 
 pytestmark = pytest.mark.skipif(
     NODE is None or NPM is None or not hasattr(os, "symlink") or os.name == "nt",
@@ -65,23 +56,13 @@ test('nothing adds up to zero', () => { assert.strictEqual(total([]), 0); });
 """
 
 
-def _spec(tests: list[str], passing: int, mutations: list[dict[str, Any]]) -> str:
-    return json.dumps({"tests": tests, "expectBaselinePass": passing, "mutations": mutations},
-                      indent=1) + "\n"
-
-
-def _write(root: Path, files: Mapping[str, str]) -> None:
-    for relative, text in files.items():
-        path = root / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
 
 
 def npm_project(root: Path, files: Mapping[str, str]) -> Path:
     """`files` committed at `root` (without `node_modules`, which .gitignore leaves out), then
     installed by the real `npm install`."""
     root.mkdir()
-    _write(root, {".gitignore": "node_modules/\n.mutharness/\n", **files})
+    write_files(root, {".gitignore": "node_modules/\n.mutharness/\n", **files})
     assert NPM is not None
     cache = ["--offline", "--cache", NPM_CACHE] if NPM_CACHE else []
     done = subprocess.run([NPM, "install", "--no-audit", "--no-fund", "--ignore-scripts",
@@ -101,7 +82,7 @@ def tally(root: Path, kind: str) -> Path:
                                     "dependencies": {"is-number": "7.0.0"}}),
         "lib/tally.js": TALLY_ESM if esm else TALLY_CJS,
         "test/tally.test.js": TEST_ESM if esm else TEST_CJS,
-        "specs/tally.json": _spec(["test/tally.test.js"], 2, [
+        "specs/tally.json": spec_text(["test/tally.test.js"], 2, [
             {"name": "every item counts", "file": "lib/tally.js",
              "anchor": "items.filter(isNumber)", "replacement": "items",
              "expectCaught": True},
@@ -111,10 +92,6 @@ def tally(root: Path, kind: str) -> Path:
         ]),
     })
 
-
-def _results(root: Path) -> dict[str, Any]:
-    found: dict[str, Any] = json.loads((root / ".mutharness/results.json").read_text("utf-8"))
-    return found
 
 
 @pytest.mark.parametrize("node", NODES)
@@ -127,7 +104,7 @@ def test_a_suite_that_imports_an_installed_npm_package_runs_against_the_users_no
 
     done = cli(project, "verify", "specs/tally.json", "--node", node)
 
-    [spec] = _results(project)["specs"]
+    [spec] = results(project)["specs"]
     assert spec["error"] == "", done.out + done.err
     assert (spec["baseline"]["passed"], spec["baseline"]["failed"]) == (2, 0)
     assert [(m["verdict"], m["facts"]["failed"]) for m in spec["mutations"]] == [
@@ -164,7 +141,7 @@ def monorepo(root: Path) -> Path:
         "packages/a/package.json": json.dumps({"name": "a", "version": "1.0.0",
                                                "dependencies": {"b": "1.0.0"}}),
         "packages/a/test/a.test.js": MEMBER_A_TEST,
-        "specs/b.json": _spec(["packages/a/test/a.test.js"], 2, [
+        "specs/b.json": spec_text(["packages/a/test/a.test.js"], 2, [
             {"name": "b subtracts", "file": "packages/b/index.js", "anchor": "return x + y;",
              "replacement": "return x - y;", "expectCaught": True},
             {"name": "b takes text", "file": "packages/b/index.js",
@@ -185,7 +162,7 @@ def test_a_mutant_in_an_npm_workspace_member_runs_where_node_modules_links_to_th
 
     # the workspace's node_modules/b is the workspace's member, not the user's: the mutants
     # ran (through the user's copy each would have survived)
-    [spec] = _results(project)["specs"]
+    [spec] = results(project)["specs"]
     assert spec["error"] == "", done.out + done.err
     assert [(m["verdict"], m["facts"]["failing"]) for m in spec["mutations"]] == [
         ("CAUGHT", ["packages/a/test/a.test.js > adds"]),
@@ -222,7 +199,7 @@ def _writer(root: Path, test: str) -> Path:
                                     "dependencies": {"is-number": "7.0.0"}}),
         "lib/tally.js": TALLY_CJS,
         "test/writes.test.js": test,
-        "specs/writes.json": _spec(["test/writes.test.js"], 1, [
+        "specs/writes.json": spec_text(["test/writes.test.js"], 1, [
             {"name": "every item counts", "file": "lib/tally.js",
              "anchor": "items.filter(isNumber)", "replacement": "items",
              "expectCaught": False},
@@ -255,7 +232,7 @@ def test_a_run_that_writes_into_an_installed_package_is_an_error_naming_the_file
     # the summary's line names the file too, not only the sentence that leads to the list
     [summary] = [line for line in done.out.splitlines() if "wrote into your installed" in line]
     assert summary.rstrip().endswith("node_modules/is-number/touched.txt"), done.out
-    assert "node_modules/is-number/touched.txt" in str(_results(project)["error"])
+    assert "node_modules/is-number/touched.txt" in str(results(project)["error"])
 
 
 def test_the_evidence_names_the_installed_packages_and_the_verdicts_depend_on_the_lockfile(
@@ -272,7 +249,7 @@ def test_the_evidence_names_the_installed_packages_and_the_verdicts_depend_on_th
     document = (project / "evidence/tally.md").read_text("utf-8")
     row = f"| installed packages | node\\_modules/.package-lock.json sha256:{digest[:16]} |"
     assert row in document  # Markdown's escape of `_`
-    [spec] = _results(project)["specs"]
+    [spec] = results(project)["specs"]
     assert spec["depends_on"]["package-lock.json"] == hashlib.sha256(lockfile).hexdigest()
 
 
@@ -296,7 +273,7 @@ def test_after_a_run_that_changed_tracked_files_the_next_mutant_still_finds_the_
 
     done = cli(project, "verify", "specs/tally.json")
 
-    [spec] = _results(project)["specs"]
+    [spec] = results(project)["specs"]
     assert spec["error"] == "", done.out + done.err
     verdicts = [(m["verdict"], m["facts"]["failed"]) for m in spec["mutations"]]
     assert verdicts[0][0] == "UNTRUSTWORTHY"  # it changed a tracked file: drift
@@ -329,7 +306,7 @@ def test_a_bin_of_a_workspace_member_runs_the_workspace_s_copy(
         "packages/a/package.json": json.dumps({"name": "a", "version": "1.0.0",
                                                "dependencies": {"b": "1.0.0"}}),
         "packages/a/test/cli.test.js": CLI_TEST,
-        "specs/cli.json": _spec(["packages/a/test/cli.test.js"], 1, [
+        "specs/cli.json": spec_text(["packages/a/test/cli.test.js"], 1, [
             {"name": "the cli subtracts", "file": "packages/b/cli.js",
              "anchor": "Number(process.argv[2]) + ", "replacement": "Number(process.argv[2]) - ",
              "expectCaught": True},
@@ -339,7 +316,7 @@ def test_a_bin_of_a_workspace_member_runs_the_workspace_s_copy(
 
     done = cli(project, "verify", "specs/cli.json")
 
-    [spec] = _results(project)["specs"]
+    [spec] = results(project)["specs"]
     assert [m["verdict"] for m in spec["mutations"]] == ["CAUGHT"], done.out + done.err
     assert done.code == 0, done.out + done.err
 
@@ -365,7 +342,7 @@ def _clamp(root: Path, files: Mapping[str, str]) -> Path:
     return npm_project(root, {
         "src/clamp.ts": CLAMP_TS,
         "test/clamp.test.ts": CLAMP_TEST_TS,
-        "specs/clamp.json": _spec(["test/clamp.test.ts"], 3, [
+        "specs/clamp.json": spec_text(["test/clamp.test.ts"], 3, [
             {"name": "the high bound is ignored", "file": "src/clamp.ts",
              "anchor": "  if (value > high) return high;\n", "replacement": "",
              "expectCaught": True},
@@ -377,7 +354,7 @@ def _clamp(root: Path, files: Mapping[str, str]) -> Path:
 
 
 def _assert_clamp_verified(project: Path, done: Completed) -> None:
-    [spec] = _results(project)["specs"]
+    [spec] = results(project)["specs"]
     assert spec["error"] == "", done.out + done.err
     assert spec["runner"] == "node"  # detected from the .ts entry
     assert [(m["verdict"], m["facts"]["failing"]) for m in spec["mutations"]] == [
@@ -385,7 +362,7 @@ def _assert_clamp_verified(project: Path, done: Completed) -> None:
     assert done.code == 0, done.out + done.err
 
 
-@pytest.mark.parametrize("node", [node for node in NODES if _version(node.values[0]) >= 22])
+@pytest.mark.parametrize("node", [node for node in NODES if major(node.values[0]) >= 22])
 def test_typescript_tests_run_on_node_s_own_type_stripping_from_22_on(
     tmp_path: Path, git_home: Path, cli: Cli, node: str
 ) -> None:

@@ -10,30 +10,16 @@ running as before. Real node on PATH and on each node MUTHARNESS_NODES names (.c
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Completed, git, wine_cannot
+from conftest import Completed, wine_cannot
+from nodes import NODE, NODES, committed, results, spec_text
 
 from mutharness.runners.node.linger import Lingered, read_lingering
-
-NODE = shutil.which("node")
-
-
-def _version(node: str) -> int:
-    said = subprocess.run([node, "--version"], capture_output=True, text=True).stdout
-    return int(said.strip().lstrip("v").split(".")[0])
-
-
-OTHER_NODES = [path for path in os.environ.get("MUTHARNESS_NODES", "").split(os.pathsep) if path]
-NODES = [pytest.param(node, id=f"node{_version(node)}")
-         for node in ([NODE] if NODE else []) + OTHER_NODES]
 
 Cli = Callable[..., Completed]
 
@@ -107,10 +93,6 @@ setTimeout(() => {}, 1200);
 """
 
 
-def _spec(tests: list[str], passing: int, mutations: list[dict[str, Any]]) -> str:
-    return json.dumps({"tests": tests, "expectBaselinePass": passing, "mutations": mutations},
-                      indent=1) + "\n"
-
 
 def lingering_project(root: Path) -> Path:
     files = {
@@ -122,38 +104,27 @@ def lingering_project(root: Path) -> Path:
         "test/late.test.js": LATE,
         "test/timer.test.js": TIMER,
         "test/served.test.js": SERVED,
-        "specs/left-open.json": _spec(["test/left-open.test.js", "test/nested.test.js"], 3, [
+        "specs/left-open.json": spec_text(["test/left-open.test.js", "test/nested.test.js"], 3, [
             {"name": "add subtracts", "file": "lib/calc.js", "anchor": "a + b",
              "replacement": "a - b", "expectCaught": True},
             {"name": "half doubles", "file": "lib/calc.js", "anchor": "n / 2",
              "replacement": "n * 2", "expectCaught": True},
         ]),
-        "specs/late.json": _spec(["test/late.test.js"], 2, [
+        "specs/late.json": spec_text(["test/late.test.js"], 2, [
             {"name": "no cap", "file": "lib/calc.js", "anchor": "(n > 10 ? 10 : n)",
              "replacement": "(n)", "expectCaught": True},
         ]),
-        "specs/served.json": _spec(["test/served.test.js"], 1, [
+        "specs/served.json": spec_text(["test/served.test.js"], 1, [
             {"name": "add subtracts", "file": "lib/calc.js", "anchor": "a + b",
              "replacement": "a - b", "expectCaught": True},
         ]),
-        "specs/timer.json": _spec(["test/timer.test.js"], 1, [
+        "specs/timer.json": spec_text(["test/timer.test.js"], 1, [
             {"name": "add ignores b", "file": "lib/calc.js", "anchor": "a + b",
              "replacement": "a", "expectCaught": False},
         ]),
     }
-    for relative, text in files.items():
-        path = root / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    git(root, "init", "-q")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "tests that leave things open")
-    return root
+    return committed(root, files, "tests that leave things open")
 
-
-def _results(root: Path) -> dict[str, Any]:
-    found: dict[str, Any] = json.loads((root / ".mutharness/results.json").read_text("utf-8"))
-    return found
 
 
 @pytest.mark.skipif(NODE is None, reason="node (.ci/run installs it)")
@@ -166,8 +137,8 @@ def test_files_that_leave_a_server_open_end_with_every_count_and_are_named(
     done = cli(project, "verify", "specs/left-open.json", "specs/late.json", "--node", node,
                "--baseline-timeout", "60", timeout=600)
 
-    results = _results(project)
-    left_open, late = results["specs"]
+    found = results(project)
+    left_open, late = found["specs"]
     assert (left_open["error"], late["error"]) == ("", ""), done.out + done.err
     # node's own totals, nested suites and the test made after a timer counted
     assert (left_open["baseline"]["passed"], left_open["baseline"]["failed"]) == (3, 0)
@@ -181,15 +152,15 @@ def test_files_that_leave_a_server_open_end_with_every_count_and_are_named(
         ("CAUGHT", ["test/late.test.js > big numbers are capped"])]
     assert done.code == 0, done.out + done.err
     # each released file named once, with what held it; the late file ended by itself
-    released = [note for note in results["notes"] if "kept node running after" in note]
+    released = [note for note in found["notes"] if "kept node running after" in note]
     assert sorted(note.split(" ")[0] for note in released) == [
-        "test/left-open.test.js", "test/nested.test.js"], results["notes"]
+        "test/left-open.test.js", "test/nested.test.js"], found["notes"]
     for note in released:
         assert re.fullmatch(
             r"test/(left-open|nested)\.test\.js kept node running after its last test \(open: "
             r"Server\); let end after \d+\.\d s in which no code ran, every count node's own: "
             r"close what it opens in an after\(\) hook", note), note
-    assert "test/late.test.js" not in " ".join(results["notes"])
+    assert "test/late.test.js" not in " ".join(found["notes"])
     assert "test/left-open.test.js kept node running after its last test" in done.err
     facts = left_open["baseline"]["runner_facts"]["lingered"]
     assert [(entry["file"], entry["released"]) for entry in facts] == [
@@ -207,7 +178,7 @@ def test_a_file_whose_open_server_answered_a_request_ends_with_its_counts(
     done = cli(project, "verify", "specs/served.json", "--node", node,
                "--baseline-timeout", "60", timeout=600)
 
-    [spec] = _results(project)["specs"]
+    [spec] = results(project)["specs"]
     assert spec["error"] == "", done.out + done.err
     assert (spec["baseline"]["passed"], spec["baseline"]["failed"]) == (1, 0)
     assert [(m["verdict"], m["facts"]["failing"]) for m in spec["mutations"]] == [
@@ -227,11 +198,11 @@ def test_a_file_a_timer_holds_is_waited_for_and_named_with_how_long(
 
     done = cli(project, "verify", "specs/timer.json", "--node", node, timeout=600)
 
-    [spec] = _results(project)["specs"]
+    [spec] = results(project)["specs"]
     assert spec["error"] == "", done.out + done.err
     assert [m["verdict"] for m in spec["mutations"]] == ["SURVIVED"]
     assert done.code == 0, done.out + done.err
-    [note] = [note for note in _results(project)["notes"] if "kept node running" in note]
+    [note] = [note for note in results(project)["notes"] if "kept node running" in note]
     assert re.fullmatch(
         r"test/timer\.test\.js kept node running \d+\.\d s after its last test \(open: "
         r"Timeout\); every run of it waits so long: close what it opens in an after\(\) hook",

@@ -84,14 +84,18 @@ def render_options() -> str:
     return "\n".join(lines) + "\n"
 
 
-def test_the_options_page_is_generated_from_the_options_and_the_help() -> None:
-    expected = render_options()
+def _generated(page: Path, expected: str) -> None:
+    """`page` holds `expected` (written first under MUTHARNESS_WRITE_DOCS=1)."""
     if os.environ.get("MUTHARNESS_WRITE_DOCS") == "1":
-        OPTIONS_PAGE.write_text(expected, encoding="utf-8", newline="\n")
-    assert OPTIONS_PAGE.read_text(encoding="utf-8") == expected, (
-        "docs/options.md is stale; regenerate: "
+        page.write_text(expected, encoding="utf-8", newline="\n")
+    assert page.read_text(encoding="utf-8") == expected, (
+        f"docs/{page.name} is stale; regenerate: "
         "MUTHARNESS_WRITE_DOCS=1 python -m pytest tests/harness/test_reference_docs.py"
     )
+
+
+def test_the_options_page_is_generated_from_the_options_and_the_help() -> None:
+    _generated(OPTIONS_PAGE, render_options())
 
 
 def test_every_setting_is_on_the_options_page() -> None:
@@ -111,13 +115,7 @@ def render_index() -> str:
 
 
 def test_the_docs_home_page_is_the_readme() -> None:
-    expected = render_index()
-    if os.environ.get("MUTHARNESS_WRITE_DOCS") == "1":
-        INDEX_PAGE.write_text(expected, encoding="utf-8", newline="\n")
-    assert INDEX_PAGE.read_text(encoding="utf-8") == expected, (
-        "docs/index.md is stale; regenerate: "
-        "MUTHARNESS_WRITE_DOCS=1 python -m pytest tests/harness/test_reference_docs.py"
-    )
+    _generated(INDEX_PAGE, render_index())
 
 
 def _entries() -> dict[str, str]:
