@@ -132,8 +132,7 @@ def _is_file_entry(record: dict[str, Any], bases: tuple[str, ...]) -> bool:
     return any(_same_path(os.path.join(base, name), file) for base in bases)
 
 
-def relative(file: str, bases: tuple[str, ...]) -> str:
-    """`file` relative to the first of `bases` it lies under, posix; else as given."""
+def _relative(file: str, bases: tuple[str, ...]) -> str:
     path = PurePath(file)
     for base in bases:
         try:
@@ -219,7 +218,7 @@ def _counts(value: object) -> dict[str, int] | None:
 def _location(record: dict[str, Any], bases: tuple[str, ...]) -> tuple[str, int, int, int, str]:
     line, column = record.get("line"), record.get("column")
     return (
-        relative(str(record.get("file")), bases),
+        _relative(str(record.get("file")), bases),
         line if isinstance(line, int) else 0,
         column if isinstance(column, int) else 0,
         _int(record, "nesting"),
@@ -281,14 +280,14 @@ def read_events(path: Path, cwd: Path) -> NodeEvents:
                 interrupted = True
             elif kind == "enqueue":
                 if _is_file_entry(record, bases):
-                    files.append(relative(_text(record, "file"), bases))
+                    files.append(_relative(_text(record, "file"), bases))
                 elif isinstance(record.get("file"), str):
                     enqueued[_location(record, bases)] += 1
             elif kind in ("pass", "fail"):
                 _check_result(record)
                 file = _text(record, "file")
                 if _is_file_entry(record, bases):
-                    (file_failures if kind == "fail" else silent).append(relative(file, bases))
+                    (file_failures if kind == "fail" else silent).append(_relative(file, bases))
                     continue
                 reported[_location(record, bases)] += 1
                 nesting = _int(record, "nesting")
@@ -311,7 +310,7 @@ def read_events(path: Path, cwd: Path) -> NodeEvents:
     tests: list[tuple[int, NodeTest]] = []
     suites: list[tuple[int, str]] = []
     for file, results in roots.items():
-        _walk(sorted(results, key=lambda r: r.seq), (relative(file, bases),), tests, suites)
+        _walk(sorted(results, key=lambda r: r.seq), (_relative(file, bases),), tests, suites)
     unreported = sorted((enqueued - reported).elements())
     state = "ok" if finished and not interrupted and not cut else "unfinished"
     return NodeEvents(

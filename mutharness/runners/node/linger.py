@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mutharness.runners.node.events import relative
+from mutharness.runners.node.events import _relative as relative  # the events rule, once
 
 LINGER_NOTED_S = 1.0  # a file that ends this long after its last test is named to the user
 _MAX_HELD = 8  # what a record may name as holding the process open (it is a note only)
