@@ -60,7 +60,11 @@ def _with_dotvenv(make_project: Callable[..., Project], make_venv: Callable[...,
 
 
 def _environment(**extra: str) -> dict[str, str]:
-    env = {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"}
+    """This environment without an active virtual environment and without what a tox running
+    this suite sets: a tox started here would read its TOX_WORK_DIR as its own (`--workdir`)
+    and rebuild that tox's environment, the one running the suite, in place."""
+    env = {key: value for key, value in os.environ.items()
+           if key != "VIRTUAL_ENV" and not key.startswith("TOX_")}
     return {**env, **extra}
 
 
