@@ -15,7 +15,10 @@ from mutharness.reports.outcome import described
 from mutharness.runners.registry import runner_kind
 
 SCHEMA_VERSION = "2"
-THRESHOLDS = {"high": 80, "low": 60}  # the viewer's colours; the gate is the exit code
+# the viewer's score is green at 100 % only, red below: it counts no documented survivor
+# (Ignored), so a survivor it counts is one the gate fails on (html.py greys the viewer where
+# its colours would still contradict the gate)
+THRESHOLDS = {"high": 100, "low": 100}
 
 STATUS = {  # a verdict as the schema says it
     Verdict.CAUGHT: "Killed",
@@ -39,6 +42,7 @@ def _mutant(spec: SpecResult, result: MutationResult) -> dict[str, Any]:
     if location is None or result.mutation.file not in spec.sources:
         raise OlderResults(spec.spec.id, result.mutation.number)
     facts = result.facts
+    documented = result.verdict is Verdict.SURVIVED and not result.mutation.expect_caught
     ran = [o.nodeid for o in facts.outcomes if o.outcome.is_pass or o.outcome.is_failure]
     return {
         "id": mutant_id(spec, result),
@@ -47,8 +51,9 @@ def _mutant(spec: SpecResult, result: MutationResult) -> dict[str, Any]:
         "replacement": result.mutation.replacement,
         "location": {"start": {"line": location.start.line, "column": location.start.column},
                      "end": {"line": location.end.line, "column": location.end.column}},
-        "status": STATUS[result.verdict],
-        "statusReason": described(result) + (
+        "status": "Ignored" if documented else STATUS[result.verdict],
+        "statusReason": ("a documented survivor, left out of the score: " if documented else "")
+        + described(result) + (
             f" ({result.reason})" if result.reason and result.verdict.is_evidence else ""),
         "killedBy": list(facts.failing_ids) if result.verdict is Verdict.CAUGHT else [],
         # every test of the spec ran against the mutant (no coverage is measured), unless no
@@ -58,6 +63,20 @@ def _mutant(spec: SpecResult, result: MutationResult) -> dict[str, Any]:
         "duration": round(facts.duration_s * 1000),
         "static": False,
     }
+
+
+def viewer_score(report: Mapping[str, Any]) -> float | None:
+    """The mutation score the viewer shows for `report`, computed as it computes it: the
+    detected mutants (Killed, Timeout) of the valid ones (those and Survived, NoCoverage),
+    in percent; None when it counts none (Ignored, RuntimeError, CompileError and Pending
+    mutants are left out)."""
+    counts: dict[str, int] = {}
+    for entry in report["files"].values():
+        for mutant in entry["mutants"]:
+            counts[mutant["status"]] = counts.get(mutant["status"], 0) + 1
+    detected = counts.get("Killed", 0) + counts.get("Timeout", 0)
+    valid = detected + counts.get("Survived", 0) + counts.get("NoCoverage", 0)
+    return detected / valid * 100 if valid else None
 
 
 def _language(path: str) -> str:

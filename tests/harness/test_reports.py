@@ -31,8 +31,11 @@ from inproc import in_process
 from markdown_it import MarkdownIt
 from replay import Recording, recorded_verify, replaying
 
+from mutharness.errors import ExitCode
 from mutharness.model.results import read_results
+from mutharness.reports.html import viewer_misleads
 from mutharness.reports.junit import junit_xml
+from mutharness.reports.stryker import viewer_score
 from mutharness.reports.summary import MAX_LISTED, summary_markdown
 
 ProjectFactory = Callable[..., Project]
@@ -293,8 +296,11 @@ def test_the_stryker_report_is_valid_against_the_pinned_schema_and_locates_each_
             assert (mutant["mutatorName"], mutant["description"], mutant["replacement"]) == (
                 spec["id"], declared["name"], declared["replacement"])
     statuses = {key: m["status"] for key, m in mutants.items() if key.startswith("calc")}
-    assert statuses == {"calc#1": "Killed", "calc#2": "Survived", "calc#3": "Killed",
+    # a documented survivor is what its spec expects: the viewer's score leaves it out
+    assert statuses == {"calc#1": "Killed", "calc#2": "Ignored", "calc#3": "Killed",
                         "calc#4": "Killed", "calc#5": "RuntimeError"}
+    assert mutants["calc#2"]["statusReason"].startswith("a documented survivor")
+    assert report["thresholds"] == {"high": 100, "low": 100}  # green only when all are caught
     tests = {t["id"] for f in report["testFiles"].values() for t in f["tests"]}
     assert report["testFiles"].keys() == {"tests/test_calc.py"} and len(tests) == 4
     for mutant in mutants.values():
@@ -460,7 +466,7 @@ def test_the_html_report_shows_every_mutant_with_its_status_in_a_real_browser(
     assert probe["errors"] == [] and probe["link"]
     assert probe["mutants"] == {
         "bounds#1": ["Killed"], "bounds#2": ["Killed"], "bounds#3": ["Killed"],
-        "calc#1": ["Killed"], "calc#2": ["Survived"], "calc#3": ["Killed"],
+        "calc#1": ["Killed"], "calc#2": ["Ignored"], "calc#3": ["Killed"],
         "calc#4": ["Killed"], "calc#5": ["RuntimeError"]}
     assert shot.returncode == 0, shot.stderr[-2000:]
     assert (here / "report.png").read_bytes().startswith(b"\x89PNG")
@@ -483,3 +489,29 @@ def test_the_html_page_opens_with_the_gate_and_what_did_not_behave_before_docume
     assert "calc#1" not in gate and "calc#4" not in gate  # caught as expected: not the gate's
     assert html.escape(ODD) in gate and "<b>" not in gate  # a spec's text is text
     assert page.index('<section id="mutharness-gate"') < page.index("<mutation-test-report-app")
+    # every mutant the viewer scores was caught (100 %, its green), but the gate is red: the
+    # viewer is shown without its colours, and the gate says why
+    assert '<mutation-test-report-app class="uncoloured"' in page
+    assert "The viewer below is shown without its colours" in gate
+
+
+VIEWER_TABLE = [  # (statuses, exit code) -> (the viewer's score, shown without its colours)
+    (["Killed", "Killed"], ExitCode.OK, 100.0, False),
+    (["Killed", "Ignored"], ExitCode.OK, 100.0, False),
+    (["Killed", "Survived"], ExitCode.UNEXPECTED, 50.0, False),  # red by itself
+    (["Killed", "RuntimeError"], ExitCode.NO_VERDICT, 100.0, True),
+    (["Killed", "Timeout"], ExitCode.NO_VERDICT, 100.0, True),
+    (["RuntimeError"], ExitCode.NO_VERDICT, None, True),
+    (["Ignored"], ExitCode.OK, None, False),
+    (["Killed"], ExitCode.UNEXPECTED, 100.0, True),  # a documented survivor that was caught
+]
+
+
+@pytest.mark.parametrize(("statuses", "code", "score", "uncoloured"), VIEWER_TABLE)
+def test_the_viewer_s_colours_are_off_when_its_score_would_be_green_under_a_red_gate(
+    statuses: list[str], code: ExitCode, score: float | None, uncoloured: bool
+) -> None:
+    report = {"files": {"a.py": {"mutants": [{"status": status} for status in statuses]}}}
+    assert viewer_score(report) == score
+    assert viewer_misleads(code, viewer_score(report)) is uncoloured
+
