@@ -1,0 +1,1 @@
+"""`mutharness suggest`: mutations on the lines a change touched, drafted as a spec."""

@@ -1,0 +1,259 @@
+"""Candidates in Python source, from its syntax tree (libcst, which keeps every byte): the
+operators of `candidates.Operator` on the lines a change touched, with what reviewers do not
+want suppressed, each checked to parse after its splice."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Collection
+
+import libcst as cst
+from libcst.metadata import ByteSpanPositionProvider, MetadataWrapper, PositionProvider
+
+from mutharness.suggest.candidates import Candidate, Operator
+
+BOUNDARY = {cst.LessThan: cst.LessThanEqual, cst.LessThanEqual: cst.LessThan,
+            cst.GreaterThan: cst.GreaterThanEqual, cst.GreaterThanEqual: cst.GreaterThan}
+NEGATED = {cst.Equal: cst.NotEqual, cst.NotEqual: cst.Equal, cst.Is: cst.IsNot,
+           cst.IsNot: cst.Is, cst.In: cst.NotIn, cst.NotIn: cst.In}
+# calls whose arguments are messages, not behaviour: nothing inside them is mutated
+LOGGING_OWNERS = frozenset({"logging", "logger", "log", "LOGGER", "LOG", "warnings"})
+QUIET_CALLS = frozenset({"print"})
+# functions that only describe an object: a mutant there is noise
+DESCRIBING = frozenset({"__repr__", "__str__", "__format__", "__rich_repr__"})
+
+
+def _owner(call: cst.Call) -> str | None:
+    """`logging` of `logging.info(...)`, `logger` of `self.logger.warning(...)`."""
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        value = func.value
+        if isinstance(value, cst.Name):
+            return value.value
+        if isinstance(value, cst.Attribute):
+            return value.attr.value
+    return None
+
+
+def _quiet(call: cst.Call) -> bool:
+    return _owner(call) in LOGGING_OWNERS or (
+        isinstance(call.func, cst.Name) and call.func.value in QUIET_CALLS)
+
+
+class _Finder(cst.CSTVisitor):
+    """Walks the module and records (node, replacement node or text, operator, function)."""
+
+    METADATA_DEPENDENCIES = (ByteSpanPositionProvider, PositionProvider)
+
+    def __init__(self, module: cst.Module, lines: Collection[int]) -> None:
+        super().__init__()
+        self.module = module
+        self.lines = lines
+        self.found: list[tuple[cst.CSTNode, str, Operator, str, str]] = []
+        self.functions: list[str] = []
+        self.classes: list[str] = []
+        self.quiet = 0  # inside a logging call, an annotation, an assert, a describing method
+
+    # -- where we are --
+    def _function(self) -> str:
+        return ".".join([*self.classes, *self.functions][-2:]) if self.functions else ""
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes.append(node.name.value)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.classes.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.functions.append(node.name.value)
+        if node.name.value in DESCRIBING:
+            self.quiet += 1
+        self._defaults(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        if original_node.name.value in DESCRIBING:
+            self.quiet -= 1
+        self.functions.pop()
+
+    def _enter_quiet(self) -> bool:
+        self.quiet += 1
+        return True
+
+    def _leave_quiet(self) -> None:
+        self.quiet -= 1
+
+    def visit_Annotation(self, node: cst.Annotation) -> bool:
+        return self._enter_quiet()
+
+    def leave_Annotation(self, original_node: cst.Annotation) -> None:
+        self._leave_quiet()
+
+    def visit_Assert(self, node: cst.Assert) -> bool:
+        return self._enter_quiet()
+
+    def leave_Assert(self, original_node: cst.Assert) -> None:
+        self._leave_quiet()
+
+    def visit_Decorator(self, node: cst.Decorator) -> bool:
+        return self._enter_quiet()
+
+    def leave_Decorator(self, original_node: cst.Decorator) -> None:
+        self._leave_quiet()
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        if _quiet(node):
+            self.quiet += 1
+        else:
+            self._swapped(node)
+        return True
+
+    def leave_Call(self, original_node: cst.Call) -> None:
+        if _quiet(original_node):
+            self.quiet -= 1
+
+    # -- what we record --
+    def _on_a_line(self, node: cst.CSTNode) -> bool:
+        position = self.get_metadata(PositionProvider, node)
+        return not self.quiet and position.start.line in self.lines
+
+    def _add(self, node: cst.CSTNode, replacement: cst.CSTNode | str, operator: Operator,
+             shown: str) -> None:
+        if self._on_a_line(node):
+            text = (replacement if isinstance(replacement, str)
+                    else self.module.code_for_node(replacement))
+            self.found.append((node, text, operator, self._function(), shown))
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        if len(node.comparisons) != 1:
+            return
+        [target] = node.comparisons
+        left, right = self.module.code_for_node(node.left), self.module.code_for_node(
+            target.comparator)
+        if left.strip() == right.strip():
+            return  # a value compared with itself: flipping it is equivalent or noise
+        kind = type(target.operator)
+        for table, operator in ((BOUNDARY, Operator.BOUNDARY),
+                                (NEGATED, Operator.NEGATED_COMPARISON)):
+            if kind in table:
+                swapped = table[kind](
+                    whitespace_before=target.operator.whitespace_before,  # type: ignore[attr-defined]
+                    whitespace_after=target.operator.whitespace_after)  # type: ignore[attr-defined]
+                was = self.module.code_for_node(target.operator).strip()
+                now = self.module.code_for_node(swapped).strip()
+                self._add(node, node.with_changes(comparisons=[
+                    target.with_changes(operator=swapped)]), operator, f"{was} -> {now}")
+        if isinstance(target.comparator, cst.Integer) and kind in BOUNDARY:
+            value = target.comparator.evaluated_value
+            self._add(target.comparator, str(value + 1), Operator.CONSTANT_BOUNDARY,
+                      f"{value} -> {value + 1}")
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+        swapped: cst.BaseBooleanOp
+        if isinstance(node.operator, cst.And):
+            swapped, shown = cst.Or(whitespace_before=node.operator.whitespace_before,
+                                    whitespace_after=node.operator.whitespace_after), "and -> or"
+        else:
+            swapped, shown = cst.And(whitespace_before=node.operator.whitespace_before,
+                                     whitespace_after=node.operator.whitespace_after), "or -> and"
+        self._add(node, node.with_changes(operator=swapped), Operator.BOOLEAN_SWAP, shown)
+
+    def _condition(self, test: cst.BaseExpression) -> None:
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            inner = self.module.code_for_node(test.expression)
+            self._add(test, inner, Operator.NEGATED_CONDITION, "not dropped")
+        else:
+            text = self.module.code_for_node(test)
+            self._add(test, f"not ({text})", Operator.NEGATED_CONDITION, "negated")
+
+    def visit_If(self, node: cst.If) -> None:
+        self._condition(node.test)
+        body = node.body
+        if isinstance(body, cst.IndentedBlock) and len(body.body) == 1:
+            [line] = body.body
+            if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
+                [statement] = line.body
+                if isinstance(statement, cst.Raise | cst.Return):
+                    word = "raise" if isinstance(statement, cst.Raise) else "return"
+                    self._add(statement, "pass", Operator.GUARD_REMOVED, f"{word} removed")
+
+    def visit_While(self, node: cst.While) -> None:
+        self._condition(node.test)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        value = node.value
+        if value is None or (isinstance(value, cst.Name) and value.value == "None"):
+            return
+        neutral = "None"
+        if isinstance(value, cst.Name) and value.value in {"True", "False"}:
+            neutral = "False" if value.value == "True" else "True"
+        self._add(value, neutral, Operator.NEUTRAL_RETURN, f"returns {neutral}")
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        value = node.value
+        if isinstance(value, cst.Call) and not _quiet(value):
+            self._add(node, "pass", Operator.CALL_REMOVED, "call removed")
+
+    def _defaults(self, node: cst.FunctionDef) -> None:
+        for param in [*node.params.params, *node.params.kwonly_params]:
+            default = param.default
+            if isinstance(default, cst.Integer):
+                value = default.evaluated_value
+                self._add(default, str(value + 1), Operator.DEFAULT_CHANGED,
+                          f"{param.name.value}={value} -> {value + 1}")
+            elif isinstance(default, cst.Name) and default.value in {"True", "False"}:
+                flipped = "False" if default.value == "True" else "True"
+                self._add(default, flipped, Operator.DEFAULT_CHANGED,
+                          f"{param.name.value}={default.value} -> {flipped}")
+
+    def _swapped(self, node: cst.Call) -> None:
+        positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
+        if len(positional) != 2 or len(node.args) != 2:
+            return
+        first, second = (arg.value for arg in positional)
+        same_kind = type(first) is type(second) and isinstance(
+            first, cst.Name | cst.Integer | cst.SimpleString | cst.Float)
+        if not same_kind:
+            return
+        one, two = self.module.code_for_node(first), self.module.code_for_node(second)
+        if one == two:
+            return
+        swapped = node.with_changes(args=[positional[0].with_changes(value=second),
+                                          positional[1].with_changes(value=first)])
+        self._add(node, swapped, Operator.SWAPPED_ARGUMENTS, f"({one}, {two}) -> ({two}, {one})")
+
+
+def python_candidates(path: str, text: str, lines: Collection[int]) -> list[Candidate]:
+    """Every candidate on `lines` (1-based) of the Python source `text` of `path`, each exact
+    (its span is the file's own text) and parsing after its splice. A file that does not parse
+    has none."""
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError:
+        return []
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    finder = _Finder(wrapper.module, lines)
+    wrapper.visit(finder)
+    spans = wrapper.resolve(ByteSpanPositionProvider)
+    positions = wrapper.resolve(PositionProvider)
+    data = text.encode("utf-8")
+    found: list[Candidate] = []
+    for node, replacement, operator, function, shown in finder.found:
+        span = spans[node]
+        start = len(data[:span.start].decode("utf-8"))
+        end = start + len(data[span.start:span.start + span.length].decode("utf-8"))
+        if text[start:end] != wrapper.module.code_for_node(node) or text[start:end] == replacement:
+            continue
+        mutated = text[:start] + replacement + text[end:]
+        if not _parses(mutated):
+            continue
+        found.append(Candidate(path, positions[node].start.line, start, end, replacement,
+                               operator, function, shown))
+    return found
+
+
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    return True

@@ -1,0 +1,151 @@
+"""`suggest`'s Python candidates: a table per operator and per suppression rule, the anchors
+grown to occur exactly once (as `check` counts them), and which candidates are kept."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from mutharness.model.anchors import Splice, locate
+from mutharness.suggest.candidates import Candidate, Operator, anchored, one_per_line, spread
+from mutharness.suggest.python import python_candidates
+
+
+def _all(text: str) -> list[tuple[str, str, str]]:
+    """(operator, the text replaced, its replacement) of every candidate on every line."""
+    lines = range(1, text.count("\n") + 2)
+    return [(c.operator.value, text[c.start:c.end], c.replacement)
+            for c in python_candidates("m.py", text, lines)]
+
+
+OPERATORS = [  # (source, one candidate it must yield)
+    ("def f(a, b):\n    return a < b\n", ("boundary", "a < b", "a <= b")),
+    ("def f(a, b):\n    return a >= b\n", ("boundary", "a >= b", "a > b")),
+    ("def f(a, b):\n    return a == b\n", ("negated-comparison", "a == b", "a != b")),
+    ("def f(a):\n    return a is None\n", ("negated-comparison", "a is None", "a is not None")),
+    ("def f(a, b):\n    return a not in b\n", ("negated-comparison", "a not in b", "a in b")),
+    ("def f(a):\n    return a < 10\n", ("constant-boundary", "10", "11")),
+    ("def f(a, b):\n    if a and b:\n        g()\n", ("boolean-swap", "a and b", "a or b")),
+    ("def f(a):\n    if a.ok:\n        g()\n", ("negated-condition", "a.ok", "not (a.ok)")),
+    ("def f(a):\n    while not a.done:\n        a.step()\n",
+     ("negated-condition", "not a.done", "a.done")),
+    ("def f(a):\n    if a < 0:\n        raise ValueError(a)\n    return a\n",
+     ("guard-removed", "raise ValueError(a)", "pass")),
+    ("def f(a):\n    if not a:\n        return 0\n    return 1 / a\n",
+     ("guard-removed", "return 0", "pass")),
+    ("def f(a):\n    return a + 1\n", ("neutral-return", "a + 1", "None")),
+    ("def f(a):\n    return True\n", ("neutral-return", "True", "False")),
+    ("def f(a):\n    validate(a)\n    return a\n", ("call-removed", "validate(a)", "pass")),
+    ("def f(a, retries=3):\n    return a\n", ("default-changed", "3", "4")),
+    ("def f(a, *, strict=False):\n    return a\n", ("default-changed", "False", "True")),
+    ("def f(a, b):\n    return g(a, b)\n", ("swapped-arguments", "g(a, b)", "g(b, a)")),
+]
+
+
+@pytest.mark.parametrize(("source", "expected"), OPERATORS)
+def test_each_operator_makes_its_candidate_from_the_syntax_tree(
+    source: str, expected: tuple[str, str, str]
+) -> None:
+    assert expected in _all(source)
+
+
+SUPPRESSED = [  # (source, the operator that must not appear, why)
+    ("def f(a):\n    logger.info('a is %s', a < 3)\n", "boundary", "a logging call"),
+    ("def f(a):\n    logging.warning('x', a == 1)\n", "negated-comparison", "a logging call"),
+    ("def f(a):\n    print(a > 2)\n", "boundary", "print"),
+    ("def f(a: int = 3) -> bool:\n    return a\n", "none-in-annotation", "an annotation"),
+    ("class C:\n    def __repr__(self):\n        return f'C({self.a > 1})'\n", "boundary",
+     "a __repr__"),
+    ("def f(a):\n    assert a < 3, 'debugging'\n    return a\n", "boundary",
+     "an assert in the code"),
+    ("def f(a):\n    return a == a\n", "negated-comparison", "a value compared with itself"),
+    ("def f(a):\n    return g(a, a)\n", "swapped-arguments", "the same argument twice"),
+    ("def f(a):\n    return g(a, 1)\n", "swapped-arguments", "arguments of two kinds"),
+    ("def f(a, b):\n    return 1 < a < b\n", "boundary", "a chained comparison"),
+    ("@cache(size=3 > 2)\ndef f(a):\n    return a\n", "boundary", "a decorator"),
+    ("def f(a):\n    return\n", "neutral-return", "a bare return"),
+    ("def f(a):\n    return None\n", "neutral-return", "a return of None"),
+]
+
+
+@pytest.mark.parametrize(("source", "operator", "why"), SUPPRESSED)
+def test_what_reviewers_do_not_want_is_never_suggested(
+    source: str, operator: str, why: str
+) -> None:
+    made = _all(source)
+    assert operator not in [found for found, _, _ in made], why
+    if operator == "none-in-annotation":  # the default is still mutated, not the annotation
+        assert made and all(replaced != "int" and "bool" not in replaced
+                            for _, replaced, _ in made), made
+
+
+def test_only_the_changed_lines_get_candidates() -> None:
+    source = "def f(a, b):\n    x = a < b\n    return a == b\n"
+    found = python_candidates("m.py", source, [3])
+    assert {c.line for c in found} == {3}
+    assert [c.operator for c in found if c.line == 3][0] in {Operator.NEGATED_COMPARISON,
+                                                            Operator.NEUTRAL_RETURN}
+
+
+def test_every_candidate_is_the_file_s_own_text_and_parses_after_its_splice() -> None:
+    source = ("import logging\n\n\nclass Account:\n    def withdraw(self, amount, fee=1):\n"
+              "        if amount <= 0 or amount > self.balance:\n"
+              "            raise ValueError('no')  # guard\n"
+              "        self.audit(amount, fee)\n        self.balance -= amount + fee\n"
+              "        return self.balance >= 0\n")
+    found = python_candidates("m.py", source, range(1, 20))
+    assert len(found) >= 8
+    for candidate in found:
+        mutated = source[:candidate.start] + candidate.replacement + source[candidate.end:]
+        ast.parse(mutated)
+        assert mutated != source
+    assert {c.function for c in found} == {"Account.withdraw"}
+
+
+def test_a_file_that_does_not_parse_has_no_candidates() -> None:
+    assert python_candidates("m.py", "def f(:\n", [1]) == []
+
+
+GROWN = [  # (text, the span's text, the anchor it grows to)
+    ("a = 1\nb = 2\n", "1", "a = 1\n"),  # its own line occurs once
+    ("if x:\n    return 0\nif y:\n    return 0\n", "0", "if y:\n    return 0\n"),
+    ("x\nreturn 0\nx\nreturn 0\ny\n", "0", "return 0\ny\n"),  # above is no help: below
+    ("return 0\nreturn 0", "0", "return 0\nreturn 0"),  # the last line, no newline
+]
+
+
+@pytest.mark.parametrize(("text", "span", "anchor"), GROWN)
+def test_an_anchor_grows_by_whole_lines_until_check_finds_it_exactly_once(
+    text: str, span: str, anchor: str
+) -> None:
+    start = text.rindex(span)
+    candidate = Candidate("m.py", 1, start, start + len(span), "9", Operator.BOUNDARY, "", "")
+    made = anchored(text, candidate)
+    assert made is not None and made.anchor == anchor
+    splice = locate(text.encode(), made.anchor, made.replacement)
+    assert isinstance(splice, Splice)
+    assert splice.apply(text.encode()).decode() == text[:start] + "9" + text[start + len(span):]
+
+
+def _candidate(line: int, operator: Operator, function: str) -> Candidate:
+    return Candidate("m.py", line, 0, 1, "x", operator, function, "")
+
+
+def test_one_candidate_is_kept_per_line_the_most_valuable() -> None:
+    kept = one_per_line([_candidate(2, Operator.NEUTRAL_RETURN, "f"),
+                         _candidate(2, Operator.BOUNDARY, "f"),
+                         _candidate(3, Operator.CALL_REMOVED, "f")])
+    assert [(c.line, c.operator) for c in kept] == [(2, Operator.BOUNDARY),
+                                                     (3, Operator.CALL_REMOVED)]
+
+
+def test_the_kept_candidates_spread_over_the_functions_before_any_has_two() -> None:
+    candidates = [_candidate(1, Operator.GUARD_REMOVED, "f"), _candidate(2, Operator.BOUNDARY, "f"),
+                  _candidate(3, Operator.BOUNDARY, "f"), _candidate(10, Operator.CALL_REMOVED, "g"),
+                  _candidate(20, Operator.SWAPPED_ARGUMENTS, "h")]
+    assert [(c.function, c.line) for c in spread(candidates, 3)] == [
+        ("f", 1), ("g", 10), ("h", 20)]
+    assert [(c.function, c.line) for c in spread(candidates, 4)] == [
+        ("f", 1), ("f", 2), ("g", 10), ("h", 20)]
+    assert len(spread(candidates, 99)) == 5
