@@ -66,7 +66,8 @@ def _guarded(doing: str) -> Callable[[Command], Command]:
 
 
 # the order `mutharness --help` lists the commands in: the main job first
-COMMAND_ORDER = ("verify", "check", "baseline", "redfirst", "merge", "render", "evidence-check")
+COMMAND_ORDER = ("verify", "check", "baseline", "redfirst", "suggest", "merge", "render",
+                 "evidence-check")
 
 
 class _Main(click.Group):
@@ -173,8 +174,18 @@ def _click_type(option: Option[Any]) -> Any:
 _FLAG_TYPES: dict[FlagKind, Any] = {
     FlagKind.FILE: click.Path(path_type=Path, dir_okay=False),
     FlagKind.DIRECTORY: click.Path(path_type=Path, file_okay=False),
+    FlagKind.PATH: click.Path(path_type=Path),
     FlagKind.TEMPLATES: click.Path(path_type=Path, file_okay=False, exists=True),
 }
+
+
+def _kind_of_out(out: Path | None, directory: bool) -> Path | None:
+    """`--out` as the command takes it: a directory (render's evidence) or a file (suggest's
+    draft); the other kind, existing, is refused as click refuses a wrong path."""
+    if out is not None and out.exists() and out.is_dir() is not directory:
+        kind = "directory" if directory else "file"
+        raise click.BadParameter(f"{str(out)!r} is not a {kind}", param_hint="'--out'")
+    return out
 
 
 def _flag(flag: Flag, name: str) -> Callable[[Command], Command]:
@@ -367,15 +378,54 @@ def redfirst_command(
     _run_command(console, body, "proving red-first")
 
 
+@main.command("suggest", cls=_Headed)
+@_with_flags("suggest")
+@_guarded("suggesting mutations")
+def suggest_command(
+    since: str | None, tests: tuple[str, ...], all_lines: tuple[str, ...], most: int,
+    jobs: int, out: Path | None, config: Path | None, no_progress: bool,
+    force_color: bool, **given: Any,
+) -> None:
+    """Suggest the mutations a change's tests should catch, run them, and draft a spec.
+
+    Candidates come from the syntax tree of each Python source file changed since REV, on
+    its changed lines only (the tests' side excluded, as for --since): a boundary moved, a
+    comparison inverted, a guard removed, a value returned neutral... at most one per line,
+    the most valuable kept (--max), spread over the changed functions. They run against the
+    tests named with --test (else the test files changed since REV) as verify runs them, the
+    working tree included. The draft (a spec in the usual format, its expectBaselinePass
+    measured) lists the survivors first, marked for review, then the caught; the console ends
+    with each survivor's file:line and diff. Exit 0 once the draft is written.
+    """
+    from mutharness.reports.console import Console
+
+    console = Console(color=True if force_color else None, progress=not no_progress)
+    draft = _kind_of_out(out, directory=False)
+
+    def body() -> int:  # imported after the library floors are checked
+        from mutharness.commands import suggest as command
+        from mutharness.errors import SuggestError
+
+        if not since:
+            raise SuggestError("", "no revision to start from",
+                               "name the commit the change starts from: --since REV")
+        request = command.Request(since, tests, most, draft, all_lines, jobs)
+        return command.run(console, _given(given), request, config)
+
+    _run_command(console, body, "suggesting mutations")
+
+
 @main.command(cls=_Headed)
 @click.argument("results", type=click.Path(path_type=Path, dir_okay=False, exists=True))
 @_with_flags("render")
 @_guarded("rendering the evidence")
-def render(results: Path, out_dir: Path | None, template_dir: Path | None,
+def render(results: Path, out: Path | None, template_dir: Path | None,
            junit_path: Path | None, summary_path: Path | None, stryker_path: Path | None,
            html_path: Path | None) -> None:
     """Re-render evidence (and reports) from a saved RESULTS file; never reruns tests."""
     from mutharness.reports.outputs import Reports
+
+    out_dir = _kind_of_out(out, directory=True)
 
     def body(console: Console) -> int:  # render runs no git: no floors, no git scrubbing
         from mutharness.commands import render as command

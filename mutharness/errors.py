@@ -371,6 +371,22 @@ class RedFirstError(MutharnessError):
         return f"{text}\n  {self.remedy}" if self.remedy else text
 
 
+class SuggestError(MutharnessError):
+    """`suggest` cannot be set up: its revision, what is wrong, and what to do."""
+
+    exit_code = ExitCode.USAGE
+
+    def __init__(self, rev: str, problem: str, remedy: str = "") -> None:
+        super().__init__(rev, problem, remedy)
+        self.rev = rev
+        self.problem = problem
+        self.remedy = remedy
+
+    def message(self) -> str:
+        text = f"suggest --since {self.rev}: {self.problem}"
+        return f"{text}\n  {self.remedy}" if self.remedy else text
+
+
 class NothingSelected(MutharnessError):
     """`--since` found no spec its changes affect: nothing is measured, nothing is claimed."""
 

@@ -58,7 +58,7 @@ class Heading(StrEnum):
     NODE = "node specs only (each also a key of the project config's [node] table)"
 
 
-TEST_COMMANDS = frozenset({"verify", "baseline", "redfirst"})  # every setting applies to them
+TEST_COMMANDS = frozenset({"verify", "baseline", "redfirst", "suggest"})  # every setting applies
 
 
 class Source(StrEnum):
@@ -239,6 +239,7 @@ class FlagKind(StrEnum):
     FILE = "file"
     DIRECTORY = "directory"
     TEMPLATES = "templates"  # a directory that exists
+    PATH = "path"  # a file or a directory, as the command takes it
     COUNT = "count"  # an integer in [minimum, maximum]
 
 
@@ -277,9 +278,13 @@ _SINCE = ("Only the specs affected by changes since REV (committed, uncommitted 
           "node preload).")
 _RUN_RESULTS = frozenset({"verify", "render", "merge"})  # what has a run's results to report
 FLAGS: Final[tuple[Flag, ...]] = (  # in the order --help lists them under their headings
-    Flag(("--since",), "since", FlagKind.TEXT, frozenset({"verify", "baseline", "check"}),
+    Flag(("--since",), "since", FlagKind.TEXT,
+         frozenset({"verify", "baseline", "check", "suggest"}),
          Heading.SELECTION, _SINCE + " [default specs: every spec in specs-dir]", metavar="REV",
-         helps=(("check", _SINCE),)),
+         helps=(("check", _SINCE),
+                ("suggest", "The revision the change starts from: its lines changed since "
+                            "(committed, uncommitted, untracked) get the candidates. "
+                            "Required."))),
     Flag(("--all",), "all_specs", FlagKind.SWITCH, frozenset({"baseline"}), Heading.SELECTION,
          "Every spec in specs-dir (specs/, else test/mutations/)."),
     Flag(("--shard",), "shard_text", FlagKind.TEXT, frozenset({"verify"}), Heading.SELECTION,
@@ -288,9 +293,12 @@ FLAGS: Final[tuple[Flag, ...]] = (  # in the order --help lists them under their
     Flag(("--base",), "rev", FlagKind.TEXT, frozenset({"redfirst"}), Heading.SELECTION,
          "The commit before the fix: every non-test file changed since is reverted.",
          metavar="REV", required=True),
-    Flag(("--test",), "tests", FlagKind.TEXTS, frozenset({"redfirst"}), Heading.SELECTION,
+    Flag(("--test",), "tests", FlagKind.TEXTS, frozenset({"redfirst", "suggest"}),
+         Heading.SELECTION,
          "A test file or id to run [default: the SPECs' tests, else the test files changed "
-         "since REV].", metavar="PATH_OR_ID"),
+         "since REV].", metavar="PATH_OR_ID",
+         helps=(("suggest", "A test file or id to run the candidates against (repeatable) "
+                            "[default: the test files changed since REV]."),)),
     Flag(("--expect-red",), "expect_red", FlagKind.TEXTS, frozenset({"redfirst"}),
          Heading.SELECTION, "A test (or file) that must fail with the fix reverted.",
          metavar="ID"),
@@ -300,11 +308,19 @@ FLAGS: Final[tuple[Flag, ...]] = (  # in the order --help lists them under their
     Flag(("--commit",), "commit_rev", FlagKind.TEXT, frozenset({"merge"}), Heading.SELECTION,
          "The commit the shards ran at, when it is not HEAD (never with --evidence: evidence "
          "is written only of the tree it goes into).", metavar="REV"),
-    Flag(("--allow-dirty",), "allow_dirty", FlagKind.SWITCH, TEST_COMMANDS, Heading.SELECTION,
+    Flag(("--all-lines",), "all_lines", FlagKind.TEXTS, frozenset({"suggest"}),
+         Heading.SELECTION, "Count every line of this source file as changed (repeatable).",
+         metavar="FILE"),
+    Flag(("--max",), "most", FlagKind.COUNT, frozenset({"suggest"}), Heading.SELECTION,
+         "Keep at most N candidates: each changed function's most valuable first (a guard "
+         "removed, a boundary moved, a comparison inverted before a swapped argument), one "
+         "per line.", metavar="N", minimum=1, maximum=200, default=7),
+    Flag(("--allow-dirty",), "allow_dirty", FlagKind.SWITCH,
+         frozenset({"verify", "baseline", "redfirst"}), Heading.SELECTION,
          "Include uncommitted changes (their bytes) instead of refusing a dirty tree."),
     Flag(("--fail-fast",), "fail_fast", FlagKind.SWITCH, frozenset({"verify"}), Heading.RUN,
          "Stop at the first unexpected result."),
-    Flag(("-j", "--jobs"), "jobs", FlagKind.COUNT, frozenset({"verify"}), Heading.RUN,
+    Flag(("-j", "--jobs"), "jobs", FlagKind.COUNT, frozenset({"verify", "suggest"}), Heading.RUN,
          "Run the mutations in N worker processes, each in its own workspace; the console, "
          "results and evidence are those of -j 1.", metavar="N", minimum=1, maximum=64, default=1),
     Flag(("--repeat",), "repeat", FlagKind.COUNT, frozenset({"baseline"}), Heading.RUN,
@@ -317,9 +333,11 @@ FLAGS: Final[tuple[Flag, ...]] = (  # in the order --help lists them under their
          "Propose a repaired anchor for a drifted one."),
     Flag(("--diff",), "diff", FlagKind.SWITCH, frozenset({"check"}), Heading.OUTPUTS,
          "Show each mutation as a unified diff of its file (nothing runs)."),
-    Flag(("--no-progress",), "no_progress", FlagKind.SWITCH, frozenset({"verify"}), Heading.RUN,
+    Flag(("--no-progress",), "no_progress", FlagKind.SWITCH, frozenset({"verify", "suggest"}),
+         Heading.RUN,
          "No live status line on a terminal: plain lines only, as in a pipe or CI."),
-    Flag(("--color",), "force_color", FlagKind.SWITCH, frozenset({"verify"}), Heading.RUN,
+    Flag(("--color",), "force_color", FlagKind.SWITCH, frozenset({"verify", "suggest"}),
+         Heading.RUN,
          "Colour the output even when it is not a terminal or NO_COLOR is set."),
     Flag(("--json",), "json_path", FlagKind.FILE, frozenset({"verify", "redfirst", "merge"}),
          Heading.OUTPUTS, "Results file [default: .mutharness/results.json].",
@@ -333,9 +351,10 @@ FLAGS: Final[tuple[Flag, ...]] = (  # in the order --help lists them under their
                              "this directory (rendered by verify --evidence before)."),
                 ("evidence-check", "Evidence directory [default: evidence/ at the repository "
                                    "root]."))),
-    Flag(("--out",), "out_dir", FlagKind.DIRECTORY, frozenset({"render"}), Heading.OUTPUTS,
+    Flag(("--out",), "out", FlagKind.PATH, frozenset({"render", "suggest"}), Heading.OUTPUTS,
          "Directory to write the evidence into [default: evidence, unless only reports "
-         "(--junit, --summary, --report-*) are asked for]."),
+         "(--junit, --summary, --report-*) are asked for].",
+         helps=(("suggest", "The draft spec's file [default: .mutharness/suggest/draft.json]."),)),
     Flag(("--template-dir",), "template_dir", FlagKind.TEMPLATES,
          frozenset({"verify", "redfirst", "render", "merge"}), Heading.OUTPUTS,
          "Templates that override the packaged ones (spec.md.j2, index.md.j2)."),

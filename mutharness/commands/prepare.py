@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +54,7 @@ from mutharness.repo.source import SourceRepo, open_source, status_paths
 from mutharness.repo.workspace import temp_directory
 from mutharness.runners.node import rules as node_rules
 from mutharness.runners.pytest import rules as pytest_rules
+from mutharness.runners.registry import RUNNERS, detected, runner_kind
 from mutharness.static_check import Committed, check_spec_files, tracked_with
 from mutharness.sweep import sweep_stale_workspaces
 
@@ -419,6 +420,54 @@ def locked(prepared: Prepared) -> AbstractContextManager[None]:
             yield
 
     return held()
+
+
+def with_directories(tracked: frozenset[str]) -> frozenset[str]:
+    """The tracked paths and every directory above them."""
+    return tracked | {path.rsplit("/", depth)[0] for path in tracked
+                      for depth in range(1, path.count("/") + 1)}
+
+
+def chosen_tests(
+    named: tuple[str, ...], specs: tuple[Spec, ...], changed: tuple[str, ...],
+    tracked: frozenset[str], refuse: Callable[[str, str], MutharnessError],
+) -> tuple[str, tuple[str, ...]]:
+    """(runner, test entries) of a command that runs tests around a change (`redfirst`,
+    `suggest`): the `named` entries, else the specs' tests, else the test files among the
+    `changed` paths (pytest's or node's test file names); every entry names a tracked file
+    or directory. `refuse(problem, remedy)` makes the error when none can be chosen."""
+    if named:
+        tests = named
+        runner = detected(tests)
+    elif specs:
+        runners = {spec.runner for spec in specs}
+        if len(runners) > 1:
+            raise refuse(f"the specs' tests are of different runners "
+                         f"({', '.join(sorted(runners))})",
+                         "run each runner's tests on its own")
+        runner = runners.pop()
+        tests = tuple(dict.fromkeys(entry for spec in specs for entry in spec.tests))
+    else:
+        found = {
+            name: tuple(path for path in changed
+                        if path in tracked and RUNNERS[name].is_test_module(path))
+            for name in RUNNERS
+        }
+        kinds = [name for name, paths in found.items() if paths]
+        if len(kinds) != 1:
+            raise refuse("no test file changed since" if not kinds
+                         else "test files of several runners changed since",
+                         "name the tests with --test PATH_OR_ID (or a spec whose tests to run)")
+        runner, tests = kinds[0], found[kinds[0]]
+    kind = runner_kind(runner)
+    known = with_directories(tracked)
+    for entry in tests:
+        if (why := kind.entry_problem(entry)) is not None:
+            raise refuse(f"the test entry {entry!r} {why}", "")
+        if kind.entry_path(entry) not in known:
+            raise refuse(f"the test entry {entry!r} names nothing HEAD tracks",
+                         "name a committed test file or id")
+    return runner, tests
 
 
 def record_refusal(json_path: Path | None, start: Path, command: tuple[str, ...],

@@ -9,7 +9,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from mutharness.commands.prepare import Settings, locked, prepare, settings_of
+from mutharness.commands.prepare import (
+    Settings,
+    chosen_tests,
+    locked,
+    prepare,
+    settings_of,
+    with_directories,
+)
 from mutharness.errors import RedFirstError, SpecError, SpecProblem
 from mutharness.lab.bench import opened
 from mutharness.lab.events import Listener
@@ -22,7 +29,6 @@ from mutharness.options import BASELINE_TIMEOUT
 from mutharness.repo.source import REGULAR_MODES, SourceRepo
 from mutharness.reports.console import Console
 from mutharness.reports.evidence import add_red_first, load_templates
-from mutharness.runners.registry import RUNNERS, detected, runner_kind
 from mutharness.signals import interrupts
 
 
@@ -72,57 +78,6 @@ class RedFirstRequest:
     load_error_is_red: bool = False
     evidence_dir: Path | None = None  # its documents are never part of the fix
     keep: tuple[str, ...] = ()  # --keep: paths on the tests' side, never reverted
-
-
-def _with_directories(tracked: frozenset[str]) -> frozenset[str]:
-    """The tracked paths and every directory above them."""
-    return tracked | {path.rsplit("/", depth)[0] for path in tracked
-                      for depth in range(1, path.count("/") + 1)}
-
-
-def _red_first_tests(
-    request: RedFirstRequest, specs: tuple[Spec, ...], committed: tuple[str, ...],
-    tracked: frozenset[str],
-) -> tuple[str, tuple[str, ...]]:
-    """(runner, test entries): `--test`, else the specs' tests, else the test files changed
-    since the base (pytest's or node's test file names); every entry names a tracked file or
-    directory."""
-    if request.tests:
-        tests = request.tests
-        runner = detected(tests)
-    elif specs:
-        runners = {spec.runner for spec in specs}
-        if len(runners) > 1:
-            raise RedFirstError(
-                request.rev, f"the specs' tests are of different runners "
-                f"({', '.join(sorted(runners))})",
-                remedy="prove each runner's tests in its own redfirst run",
-            )
-        runner = runners.pop()
-        tests = tuple(dict.fromkeys(entry for spec in specs for entry in spec.tests))
-    else:
-        found = {
-            name: tuple(path for path in committed
-                        if path in tracked and RUNNERS[name].is_test_module(path))
-            for name in RUNNERS
-        }
-        kinds = [name for name, paths in found.items() if paths]
-        if len(kinds) != 1:
-            raise RedFirstError(
-                request.rev, "no test file changed since" if not kinds
-                else "test files of several runners changed since",
-                remedy="name the tests with --test PATH_OR_ID (or a spec whose tests to run)",
-            )
-        runner, tests = kinds[0], found[kinds[0]]
-    kind = runner_kind(runner)
-    known = _with_directories(tracked)
-    for entry in tests:
-        if (why := kind.entry_problem(entry)) is not None:
-            raise RedFirstError(request.rev, f"the test entry {entry!r} {why}")
-        if kind.entry_path(entry) not in known:
-            raise RedFirstError(request.rev, f"the test entry {entry!r} names nothing HEAD "
-                                             "tracks", remedy="name a committed test file or id")
-    return runner, tests
 
 
 def _records(source: SourceRepo, specs: tuple[Spec, ...], evidence: Path | None) -> tuple[
@@ -178,8 +133,10 @@ def prove_red_first(
     named = source.base_commit(request.rev)
     base = _fork_point(source, request.rev, named)
     changed = tuple(sorted(set(source.committed_since(base)) | set(prepared.included)))
-    runner, tests = _red_first_tests(request, prepared.specs, changed, prepared.tracked)
-    known = _with_directories(prepared.tracked)
+    runner, tests = chosen_tests(
+        request.tests, prepared.specs, changed, prepared.tracked,
+        lambda problem, remedy: RedFirstError(request.rev, problem, remedy))
+    known = with_directories(prepared.tracked)
     for kept in request.keep:
         if kept not in known:
             raise RedFirstError(request.rev, f"--keep {kept} names nothing HEAD tracks",

@@ -3,6 +3,7 @@ and history."""
 
 from __future__ import annotations
 
+import re
 import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -189,6 +190,15 @@ class SourceRepo:
             set(self.committed_since(base)) | set(status_paths(self.changes()))
         ))
 
+    def changed_lines(self, base: str, path: str) -> frozenset[int]:
+        """The lines of `path` in the working tree that differ from `base` (added or changed;
+        a file `base` lacks: all of them); none for a file git shows no difference of."""
+        output = run_git(self.git, self.root, [
+            "diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames",
+            base, "--", f":(literal){path}",
+        ], self.neutral, strip_newline_in_stdout=False)
+        return added_lines(output)
+
     def bytes_at(self, commit: str, path: str) -> bytes | None:
         """`path` as a checkout of `commit` writes it (None when that commit lacks it)."""
         if commit == self.head:
@@ -310,3 +320,15 @@ def open_source(start: Path, git_info: GitInfo) -> SourceRepo:
     except GitError as error:
         raise _no_commit(git_info, root_path, error) from None
     return SourceRepo(root_path, head.strip(), git_info, repository_filters(git_info, root_path))
+
+
+_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.M)
+
+
+def added_lines(diff: str) -> frozenset[int]:
+    """The new side's line numbers that a zero-context unified diff (`git diff -U0`) adds."""
+    lines: set[int] = set()
+    for hunk in _HUNK.finditer(diff):
+        start, count = int(hunk[1]), 1 if hunk[2] is None else int(hunk[2])
+        lines.update(range(start, start + count))
+    return frozenset(lines)

@@ -210,6 +210,16 @@ def _redfirst(base: Path) -> Path:
     return project.root
 
 
+def _suggest(base: Path) -> Path:
+    """The fix of `_redfirst`, which also touches a line of `clamp` its tests do not pin."""
+    root = _redfirst(base)
+    text = (root / "src/calc.py").read_text("utf-8")
+    (root / "src/calc.py").write_text(
+        text.replace("    if value > high:\n", "    if value > high:  # the cap\n"), "utf-8")
+    git(root, "commit", "-q", "--amend", "-a", "--no-edit")
+    return root
+
+
 def _evidence_check(base: Path) -> Path:
     """The calc project with a conftest.py, verified into committed evidence; then the
     conftest edited."""
@@ -305,6 +315,7 @@ SCENES: dict[str, Setting] = {
     "shallow-clone": Setting(_shallow),
     "redfirst": Setting(_redfirst),
     "evidence-check": Setting(_evidence_check),
+    "suggest": Setting(_suggest),
     "reports": Setting(_reports),
     "node-tally": Setting(_node_tally, node=20, needs_npm=True),
     "node-monorepo": Setting(_node_monorepo, node=20, needs_npm=True),

@@ -158,8 +158,8 @@ def test_the_top_level_help_lists_verify_first_and_each_command_s_first_sentence
     names = [line.split()[0] for line in listed.splitlines() if line.startswith("  ")
              and not line.startswith("   ")]
     assert names[0] == "verify"
-    assert sorted(names) == sorted(["verify", "check", "baseline", "redfirst", "merge", "render",
-                                    "evidence-check"])
+    assert sorted(names) == sorted(["verify", "check", "baseline", "redfirst", "suggest", "merge",
+                                    "render", "evidence-check"])
     assert "..." not in listed  # never cut at click's 45 characters
     assert "Run each SPEC's mutations against its tests and report CAUGHT / SURVIVED." in (
         " ".join(listed.split()))

@@ -84,7 +84,7 @@ def test_only_the_changed_lines_get_candidates() -> None:
     source = "def f(a, b):\n    x = a < b\n    return a == b\n"
     found = python_candidates("m.py", source, [3])
     assert {c.line for c in found} == {3}
-    assert [c.operator for c in found if c.line == 3][0] in {Operator.NEGATED_COMPARISON,
+    assert next(c.operator for c in found if c.line == 3) in {Operator.NEGATED_COMPARISON,
                                                             Operator.NEUTRAL_RETURN}
 
 

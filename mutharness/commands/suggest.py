@@ -1,0 +1,199 @@
+"""`mutharness suggest`: mutations on the lines changed since a revision, run as verify runs
+them, and drafted as a spec whose survivors come first."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mutharness.commands import baseline, verify
+from mutharness.commands.prepare import chosen_tests, open_repository, settings_of
+from mutharness.errors import SuggestError
+from mutharness.model.affected import fix_files
+from mutharness.model.anchors import Splice, locate, unified_diff
+from mutharness.model.pins import PinState
+from mutharness.model.results import RunResult
+from mutharness.model.verdict import Verdict
+from mutharness.repo.files import write_atomic
+from mutharness.repo.source import SourceRepo, status_paths
+from mutharness.reports.console import Console, PinConsole
+from mutharness.signals import interrupts
+from mutharness.static_check import tracked_with
+from mutharness.suggest.candidates import Anchored, Candidate, anchored, one_per_line, spread
+from mutharness.suggest.python import python_candidates
+
+DRAFT = "suggest/draft.json"  # under the run directory, unless --out names another file
+RESULTS = "suggest/results.json"  # the run's results: the user's last verify's stay as they are
+LANGUAGES = {".py": "pytest"}  # the source files suggest reads, by the runner that tests them
+REVIEW = ("SURVIVED: no test failed. Strengthen the tests until it is CAUGHT, or keep it with "
+          "expectCaught: false and say in its name why it does not matter")
+
+
+@dataclass(frozen=True)
+class Request:
+    """What `mutharness suggest` was asked."""
+
+    rev: str
+    tests: tuple[str, ...] = ()  # --test entries; else the test files changed since REV
+    most: int = 7  # --max: the candidates kept
+    out: Path | None = None  # --out: the draft's file
+    all_lines: tuple[str, ...] = ()  # --all-lines: files whose every line counts as changed
+    jobs: int = 1
+
+
+def run(console: Console, cli_options: Mapping[str, Any], request: Request,
+        config: Path | None) -> int:
+    """The command line's suggest, from its parsed arguments to its exit code: 0 once the
+    draft is written (its survivors are for the author, not a failed gate)."""
+    source = open_repository()
+    base = source.base_commit(request.rev)
+    changes = source.changes()
+    changed = tuple(sorted(set(source.committed_since(base)) | set(status_paths(changes))
+                           | set(request.all_lines)))
+    tracked = frozenset(tracked_with(source, status_paths(changes)))
+    runner, tests = chosen_tests(
+        request.tests, (), changed, tracked,
+        lambda problem, remedy: SuggestError(request.rev, problem, remedy))
+    if runner not in LANGUAGES.values():
+        raise SuggestError(request.rev, f"suggest reads Python sources only so far; these "
+                           f"tests are {runner}'s", "name pytest tests with --test")
+    texts, candidates = _candidates(source, base, request, changed, runner, tests)
+    kept = spread(one_per_line(candidates), request.most)
+    drafted = [made for made in (anchored(texts[c.file], c) for c in kept) if made is not None]
+    console.line(f"suggest: {len(candidates)} candidate(s) on the lines changed since "
+                 f"{request.rev} ({base[:12]}) in {len(texts)} file(s); {len(drafted)} kept "
+                 f"(--max {request.most}), tests: {' '.join(tests)}")
+    if not drafted:
+        console.line("no candidate to run: nothing is drafted")
+        return 0
+    run_dir = source.ensure_run_dir()
+    draft = run_dir / DRAFT
+    draft.parent.mkdir(exist_ok=True)
+    command = ("mutharness", "suggest", "--since", request.rev)
+    # a pin of 1 until the measurement: the format wants a positive count, the run its own
+    write_atomic(draft, _dumped(_document(tests, 1, drafted, request, base)))
+    settings = settings_of((draft,), cli_options, config, True, command,
+                           json_path=run_dir / RESULTS, jobs=request.jobs)
+    with interrupts():
+        [pin] = baseline.measure(settings, _Quiet(), os.environ, 1, lambda pin: None)
+        if pin.state is PinState.UNTRUSTWORTHY:
+            raise SuggestError(request.rev, f"the tests' baseline cannot be trusted: "
+                               f"{pin.reason}", "make the tests pass at the working tree first")
+        write_atomic(draft, _dumped(_document(tests, pin.total, drafted, request, base)))
+        result = verify.execute(settings, console, os.environ)
+    final = _final(result, tests, pin.total, drafted, request, base)
+    out = request.out or draft
+    write_atomic(out, _dumped(final))
+    console.results(settings.json_path or run_dir / RESULTS)
+    _survivors(console, result, drafted, texts)
+    console.line(f"draft: {_shown(out)} (survivors first; copy it into your specs and "
+                 "commit it)")
+    return 0
+
+
+class _Quiet(PinConsole):
+    """The pin's measurement: said by the run that follows, not twice."""
+
+    def head(self, source: SourceRepo, changes: Sequence[str]) -> None:
+        """Nothing: verify's head line follows."""
+
+
+def _candidates(
+    source: SourceRepo, base: str, request: Request, changed: tuple[str, ...], runner: str,
+    tests: tuple[str, ...],
+) -> tuple[dict[str, str], list[Candidate]]:
+    """The texts of the changed source files of the runner's language and every candidate
+    on their changed lines (all lines of an --all-lines file)."""
+    code = fix_files(changed, runner, tests, (), ("specs", "evidence", ".mutharness"))
+    texts: dict[str, str] = {}
+    found: list[Candidate] = []
+    for path in code:
+        file = source.root.joinpath(*path.split("/"))
+        if LANGUAGES.get(Path(path).suffix) != runner or file.is_symlink() or not file.is_file():
+            continue
+        try:
+            text = file.read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        lines = (range(1, text.count("\n") + 2) if path in request.all_lines
+                 else source.changed_lines(base, path) or _untracked_lines(source, path, text))
+        made = python_candidates(path, text, lines)
+        if made:
+            texts[path] = text
+            found.extend(made)
+    return texts, found
+
+
+def _untracked_lines(source: SourceRepo, path: str, text: str) -> range:
+    """Every line of a file git does not track (all of it is new), else none."""
+    untracked = {line[3:] for line in source.changes() if line.startswith("?? ")}
+    return range(1, text.count("\n") + 2) if path in untracked else range(0)
+
+
+def _mutation(made: Anchored) -> dict[str, Any]:
+    candidate = made.candidate
+    return {"name": candidate.name, "file": candidate.file, "anchor": made.anchor,
+            "replacement": made.replacement, "expectCaught": True,
+            "_operator": candidate.operator.value, "_line": candidate.line}
+
+
+def _document(tests: tuple[str, ...], passing: int, drafted: Sequence[Anchored],
+              request: Request, base: str) -> dict[str, Any]:
+    return {
+        "tests": list(tests), "expectBaselinePass": passing,
+        "mutations": [_mutation(made) for made in drafted],
+        "_suggested": {"since": request.rev, "base": base, "max": request.most},
+    }
+
+
+def _final(result: RunResult, tests: tuple[str, ...], passing: int,
+           drafted: Sequence[Anchored], request: Request, base: str) -> dict[str, Any]:
+    """The draft as the run left it: survivors first, marked for review; the caught after;
+    the candidates with no verdict left out, each with why."""
+    [spec] = result.specs
+    survived, caught, left = [], [], []
+    for made, outcome in zip(drafted, spec.mutations, strict=True):
+        entry = _mutation(made)
+        if outcome.verdict is Verdict.SURVIVED:
+            survived.append({**entry, "_review": REVIEW})
+        elif outcome.verdict is Verdict.CAUGHT:
+            caught.append(entry)
+        else:
+            left.append({"name": entry["name"], "file": entry["file"], "line": entry["_line"],
+                         "verdict": outcome.verdict.value, "why": outcome.reason})
+    document = _document(tests, passing, drafted, request, base)
+    document["mutations"] = survived + caught
+    if left:
+        document["_left_out"] = left
+    return document
+
+
+def _survivors(console: Console, result: RunResult, drafted: Sequence[Anchored],
+               texts: Mapping[str, str]) -> None:
+    """The actionable part: each survivor with file:line and its diff."""
+    [spec] = result.specs
+    for made, outcome in zip(drafted, spec.mutations, strict=True):
+        if outcome.verdict is not Verdict.SURVIVED:
+            continue
+        candidate = made.candidate
+        console.line(f"SURVIVED {candidate.file}:{candidate.line}  {candidate.name}", "yellow")
+        data = texts[candidate.file].encode("utf-8")
+        splice = locate(data, made.anchor, made.replacement)
+        if isinstance(splice, Splice):
+            console.line(unified_diff(data, splice, candidate.file).rstrip("\n"))
+
+
+def _dumped(document: Mapping[str, Any]) -> str:
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def _shown(path: Path) -> str:
+    """A path relative to the current directory when it lies below it."""
+    try:
+        return path.absolute().relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return str(path)

@@ -1,0 +1,157 @@
+"""`mutharness suggest` end to end on real git repositories: the candidates on a fix's changed
+lines run against its tests, the draft (survivors first) verifies to the same verdicts, and
+what cannot be set up says what to do."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from conftest import CALC, Completed, Project, default_spec
+
+from mutharness.repo.source import added_lines
+
+Cli = Callable[..., Completed]
+
+BUGGY = CALC.replace("return age >= 18", "return age > 18")
+TESTS_OF_THE_FIX = '''\
+from calc import is_adult
+
+
+def test_adult_at_eighteen():
+    assert is_adult(18)
+'''
+
+
+def _fixed(make_project: Callable[..., Project]) -> Project:
+    """The calc project whose `is_adult` said `age > 18`; the fix commit makes it `>=`, adds
+    a test of 18, and also touches a line of `clamp` that no test of the fix pins."""
+    project = make_project(spec=default_spec(mutations=[]))
+    project.write("src/calc.py", BUGGY)
+    project.commit("is_adult, as first written")
+    project.write("src/calc.py", CALC.replace("    if value > high:\n",
+                                              "    if value > high:  # the cap\n"))
+    project.write("tests/test_adult.py", TESTS_OF_THE_FIX)
+    project.commit("fix: 18 is an adult")
+    return project
+
+
+def _draft(project: Project) -> dict[str, Any]:
+    found: dict[str, Any] = json.loads(
+        (project.root / ".mutharness/suggest/draft.json").read_text("utf-8"))
+    return found
+
+
+def test_a_fix_s_changed_lines_get_candidates_the_draft_lists_survivors_first_and_verifies_alike(
+    make_project: Callable[..., Project], cli: Cli
+) -> None:
+    project = _fixed(make_project)
+
+    done = cli(project.root, "suggest", "--since", "HEAD~1", "--no-progress")
+
+    assert done.code == 0, done.out + done.err
+    draft = _draft(project)
+    assert draft["tests"] == ["tests/test_adult.py"]  # the test file the fix changed
+    assert draft["expectBaselinePass"] == 1  # measured
+    survivor, caught = draft["mutations"]
+    assert (survivor["_operator"], survivor["_line"], survivor["anchor"]) == (
+        "boundary", 7, "    if value > high:  # the cap\n")
+    assert survivor["replacement"] == "    if value >= high:  # the cap\n"
+    assert survivor["_review"].startswith("SURVIVED: no test failed")
+    assert (caught["_operator"], caught["anchor"], caught["replacement"]) == (
+        "boundary", "    return age >= 18\n", "    return age > 18\n")
+    assert "_review" not in caught and all(m["expectCaught"] for m in draft["mutations"])
+    # the console ends with the survivor: where, and the diff
+    tail = done.out[done.out.index("results: .mutharness/suggest/results.json"):]
+    assert "SURVIVED src/calc.py:7  the boundary moves in clamp: > -> >= (boundary)" in tail
+    assert "-    if value > high:  # the cap\n+    if value >= high:  # the cap" in tail
+    # the user's own results file is not the suggestion's
+    assert not (project.root / ".mutharness/results.json").exists()
+
+    again = cli(project.root, "verify", ".mutharness/suggest/draft.json", "--no-progress")
+
+    results = json.loads((project.root / ".mutharness/results.json").read_text("utf-8"))
+    assert [m["verdict"] for m in results["specs"][0]["mutations"]] == ["SURVIVED", "CAUGHT"]
+    assert again.code == 1, again.out + again.err  # the survivor stays red until reviewed
+
+
+def test_max_keeps_the_most_valuable_candidate(
+    make_project: Callable[..., Project], cli: Cli
+) -> None:
+    project = _fixed(make_project)
+
+    done = cli(project.root, "suggest", "--since", "HEAD~1", "--max", "1",
+               "--out", "suggested.json", "--no-progress")
+
+    assert done.code == 0, done.out + done.err
+    draft = json.loads((project.root / "suggested.json").read_text("utf-8"))
+    assert [m["_line"] for m in draft["mutations"]] == [7]  # one function each, clamp first
+
+
+def test_without_a_changed_or_named_test_suggest_says_to_name_one(
+    make_project: Callable[..., Project], cli: Cli
+) -> None:
+    project = make_project()
+    project.write("src/calc.py", BUGGY)
+    project.commit("a change without a test")
+
+    done = cli(project.root, "suggest", "--since", "HEAD~1")
+
+    assert done.code == 2
+    assert "suggest --since HEAD~1: no test file changed since" in done.err
+    assert "name the tests with --test" in done.err
+    assert "explained: docs/messages.md#SuggestError" in done.err
+
+
+def test_without_since_suggest_says_to_name_the_revision(
+    make_project: Callable[..., Project], cli: Cli
+) -> None:
+    done = cli(make_project().root, "suggest")
+
+    assert done.code == 2
+    assert "no revision to start from" in done.err and "--since REV" in done.err
+
+
+def test_an_untracked_source_file_counts_as_changed_in_every_line(
+    make_project: Callable[..., Project], cli: Cli
+) -> None:
+    project = make_project()
+    project.write("src/extra.py", "def positive(n):\n    return n > 0\n")
+    project.write("tests/test_extra.py",
+                  "from extra import positive\n\n\ndef test_one():\n    assert positive(1)\n")
+
+    done = cli(project.root, "suggest", "--since", "HEAD", "--no-progress")
+
+    assert done.code == 0, done.out + done.err
+    [survivor] = [m for m in _draft(project)["mutations"] if m["file"] == "src/extra.py"]
+    assert (survivor["anchor"], survivor["replacement"]) == ("    return n > 0\n",
+                                                             "    return n >= 0\n")
+    assert "_review" in survivor  # positive(0) is never tested
+
+
+ADDED = [  # (a zero-context diff, the new side's lines it adds)
+    ("", set()),
+    ("@@ -3 +3 @@\n-a\n+b\n", {3}),
+    ("@@ -1,0 +2,3 @@\n+a\n+b\n+c\n", {2, 3, 4}),
+    ("@@ -5,2 +4,0 @@\n-a\n-b\n", set()),  # lines removed: nothing new to mutate
+    ("@@ -1 +1 @@\n-a\n+b\n@@ -9,0 +10,2 @@\n+c\n+d\n", {1, 10, 11}),
+]
+
+
+@pytest.mark.parametrize(("diff", "lines"), ADDED)
+def test_the_changed_lines_are_the_new_side_of_each_hunk(diff: str, lines: set[int]) -> None:
+    assert added_lines(diff) == lines
+
+
+def test_a_draft_named_onto_a_directory_is_refused_before_anything_runs(
+    make_project: Callable[..., Project], cli: Cli
+) -> None:
+    project = _fixed(make_project)
+
+    done = cli(project.root, "suggest", "--since", "HEAD~1", "--out", "specs")
+
+    assert done.code == 2
+    assert "'specs' is not a file" in done.err
+    assert not (project.root / ".mutharness/suggest").exists()
