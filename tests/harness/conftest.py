@@ -498,8 +498,9 @@ def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     PyPI once a session (a plain `pytest` run)."""
     given = os.environ.get(WHEELHOUSE)
     if given:
-        assert holds_every_set(Path(given)), f"{WHEELHOUSE}={given} lacks this pytest's " \
-            "wheels: run python tests/harness/wheelhouse.py DIR again"
+        assert holds_every_set(Path(given)), f"{WHEELHOUSE}={given} lacks a wheel the " \
+            "suite installs (this pytest's, a tool's, a dependency of mutharness): run " \
+            "python tests/harness/wheelhouse.py DIR again"
         return Path(given)
     return download(tmp_path_factory.mktemp("wheelhouse"))
 

@@ -4,6 +4,7 @@ package index (conftest's `wheelhouse` reads MUTHARNESS_WHEELHOUSE)."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import tomllib
@@ -49,12 +50,20 @@ def download(directory: Path) -> Path:
     return directory
 
 
+def _wheel_name(requirement: str) -> str:
+    """The distribution a requirement names, as wheel file names spell it (`Jinja2>=3` ->
+    `jinja2`)."""
+    return re.split(r"[<>=!~;\[ ]", requirement, maxsplit=1)[0].lower().replace("-", "_")
+
+
 def holds_every_set(directory: Path) -> bool:
-    """Whether `directory` holds a wheel of each pytest the sets pin (this one included)."""
+    """Whether `directory` holds a wheel of each pytest the sets pin (this one included), of
+    each tool, and of each of mutharness's own dependencies (a new one: download again)."""
     names = {path.name.lower() for path in directory.glob("*.whl")}
     return all(any(name.startswith(f"pytest-{version}-") for name in names)
                for version in (pytest.__version__, FLOOR_PYTEST, TOO_OLD_PYTEST)) and all(
-        any(name.startswith(f"{tool}-") for name in names) for tool in (UV, PIPX, TOX))
+        any(name.startswith(f"{tool}-") for name in names)
+        for tool in (UV, PIPX, TOX, *map(_wheel_name, MUTHARNESS)))
 
 
 if __name__ == "__main__":
