@@ -388,8 +388,9 @@ def suggest_command(
 ) -> None:
     """Suggest the mutations a change's tests should catch, run them, and draft a spec.
 
-    Candidates come from the syntax tree of each Python source file changed since REV, on
-    its changed lines only (the tests' side excluded, as for --since): a boundary moved, a
+    Candidates come from the syntax tree of each source file changed since REV (Python for
+    pytest's tests, JavaScript and TypeScript for node's), on its changed lines only (the
+    tests' side excluded, as for --since): a boundary moved, a
     comparison inverted, a guard removed, a value returned neutral... at most one per line,
     the most valuable kept (--max), spread over the changed functions. They run against the
     tests named with --test (else the test files changed since REV) as verify runs them, the

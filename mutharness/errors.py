@@ -355,36 +355,34 @@ class InstalledCopyError(MutharnessError):
         )
 
 
-class RedFirstError(MutharnessError):
+class _AroundAChange(MutharnessError):
+    """A command about a change that cannot be set up: its revision, what is wrong, and what
+    to do (`words`: the command and its revision's flag, as the message starts)."""
+
+    exit_code = ExitCode.USAGE
+    words = ""
+
+    def __init__(self, rev: str, problem: str, remedy: str = "") -> None:
+        super().__init__(rev, problem, remedy)
+        self.rev = rev
+        self.problem = problem
+        self.remedy = remedy
+
+    def message(self) -> str:
+        text = f"{self.words} {self.rev}: {self.problem}"
+        return f"{text}\n  {self.remedy}" if self.remedy else text
+
+
+class RedFirstError(_AroundAChange):
     """A red-first proof that cannot be set up: its base, what is wrong, and what to do."""
 
-    exit_code = ExitCode.USAGE
-
-    def __init__(self, rev: str, problem: str, remedy: str = "") -> None:
-        super().__init__(rev, problem, remedy)
-        self.rev = rev
-        self.problem = problem
-        self.remedy = remedy
-
-    def message(self) -> str:
-        text = f"redfirst --base {self.rev}: {self.problem}"
-        return f"{text}\n  {self.remedy}" if self.remedy else text
+    words = "redfirst --base"
 
 
-class SuggestError(MutharnessError):
+class SuggestError(_AroundAChange):
     """`suggest` cannot be set up: its revision, what is wrong, and what to do."""
 
-    exit_code = ExitCode.USAGE
-
-    def __init__(self, rev: str, problem: str, remedy: str = "") -> None:
-        super().__init__(rev, problem, remedy)
-        self.rev = rev
-        self.problem = problem
-        self.remedy = remedy
-
-    def message(self) -> str:
-        text = f"suggest --since {self.rev}: {self.problem}"
-        return f"{text}\n  {self.remedy}" if self.remedy else text
+    words = "suggest --since"
 
 
 class NothingSelected(MutharnessError):

@@ -431,11 +431,13 @@ def with_directories(tracked: frozenset[str]) -> frozenset[str]:
 def chosen_tests(
     named: tuple[str, ...], specs: tuple[Spec, ...], changed: tuple[str, ...],
     tracked: frozenset[str], refuse: Callable[[str, str], MutharnessError],
+    naming: str = "name the tests with --test PATH_OR_ID",
 ) -> tuple[str, tuple[str, ...]]:
     """(runner, test entries) of a command that runs tests around a change (`redfirst`,
     `suggest`): the `named` entries, else the specs' tests, else the test files among the
     `changed` paths (pytest's or node's test file names); every entry names a tracked file
-    or directory. `refuse(problem, remedy)` makes the error when none can be chosen."""
+    or directory. `refuse(problem, remedy)` makes the error when none can be chosen; `naming`
+    says how the command is told its tests."""
     if named:
         tests = named
         runner = detected(tests)
@@ -456,8 +458,7 @@ def chosen_tests(
         kinds = [name for name, paths in found.items() if paths]
         if len(kinds) != 1:
             raise refuse("no test file changed since" if not kinds
-                         else "test files of several runners changed since",
-                         "name the tests with --test PATH_OR_ID (or a spec whose tests to run)")
+                         else "test files of several runners changed since", naming)
         runner, tests = kinds[0], found[kinds[0]]
     kind = runner_kind(runner)
     known = with_directories(tracked)

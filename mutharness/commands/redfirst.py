@@ -135,7 +135,8 @@ def prove_red_first(
     changed = tuple(sorted(set(source.committed_since(base)) | set(prepared.included)))
     runner, tests = chosen_tests(
         request.tests, prepared.specs, changed, prepared.tracked,
-        lambda problem, remedy: RedFirstError(request.rev, problem, remedy))
+        lambda problem, remedy: RedFirstError(request.rev, problem, remedy),
+        "name the tests with --test PATH_OR_ID (or a spec whose tests to run)")
     known = with_directories(prepared.tracked)
     for kept in request.keep:
         if kept not in known:

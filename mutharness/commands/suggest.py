@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,7 +16,7 @@ from mutharness.errors import SuggestError
 from mutharness.model.affected import fix_files
 from mutharness.model.anchors import Splice, locate, unified_diff
 from mutharness.model.pins import PinState
-from mutharness.model.results import RunResult
+from mutharness.model.results import MutationResult, RunResult
 from mutharness.model.verdict import Verdict
 from mutharness.repo.files import write_atomic
 from mutharness.repo.source import SourceRepo, status_paths
@@ -24,11 +24,19 @@ from mutharness.reports.console import Console, PinConsole
 from mutharness.signals import interrupts
 from mutharness.static_check import tracked_with
 from mutharness.suggest.candidates import Anchored, Candidate, anchored, one_per_line, spread
+from mutharness.suggest.javascript import SUFFIXES, javascript_candidates
 from mutharness.suggest.python import python_candidates
 
 DRAFT = "suggest/draft.json"  # under the run directory, unless --out names another file
+RUNNING = "suggest/run"  # the spec the run measures, named as the draft: a failed run leaves
+# the last complete draft as it was
 RESULTS = "suggest/results.json"  # the run's results: the user's last verify's stay as they are
-LANGUAGES = {".py": "pytest"}  # the source files suggest reads, by the runner that tests them
+Reader = Callable[[str, str, Collection[int]], list[Candidate]]
+# the source files suggest reads, by suffix: the runner whose tests test them, and their reader
+READERS: dict[str, tuple[str, Reader]] = {
+    ".py": ("pytest", python_candidates),
+    **{suffix: ("node", javascript_candidates) for suffix in sorted(SUFFIXES)},
+}
 REVIEW = ("SURVIVED: no test failed. Strengthen the tests until it is CAUGHT, or keep it with "
           "expectCaught: false and say in its name why it does not matter")
 
@@ -50,29 +58,33 @@ def run(console: Console, cli_options: Mapping[str, Any], request: Request,
     """The command line's suggest, from its parsed arguments to its exit code: 0 once the
     draft is written (its survivors are for the author, not a failed gate)."""
     source = open_repository()
-    base = source.base_commit(request.rev)
+    named = source.base_commit(request.rev)
+    base = source.fork_point(named) or named  # a branch main moved past: where they meet
     changes = source.changes()
     changed = tuple(sorted(set(source.committed_since(base)) | set(status_paths(changes))
                            | set(request.all_lines)))
     tracked = frozenset(tracked_with(source, status_paths(changes)))
+    if not changed:
+        raise SuggestError(request.rev, "nothing changed since: there is no line to mutate",
+                           "name the commit the change starts from, e.g. --since HEAD~1")
     runner, tests = chosen_tests(
         request.tests, (), changed, tracked,
         lambda problem, remedy: SuggestError(request.rev, problem, remedy))
-    if runner not in LANGUAGES.values():
-        raise SuggestError(request.rev, f"suggest reads Python sources only so far; these "
-                           f"tests are {runner}'s", "name pytest tests with --test")
-    texts, candidates = _candidates(source, base, request, changed, runner, tests)
-    kept = spread(one_per_line(candidates), request.most)
+    untracked = frozenset(line[3:] for line in changes if line.startswith("?? "))
+    texts, candidates = _candidates(source, base, request, changed, runner, tests, untracked)
+    lines = one_per_line(candidates)
+    kept = spread(lines, request.most)
     drafted = [made for made in (anchored(texts[c.file], c) for c in kept) if made is not None]
-    console.line(f"suggest: {len(candidates)} candidate(s) on the lines changed since "
-                 f"{request.rev} ({base[:12]}) in {len(texts)} file(s); {len(drafted)} kept "
-                 f"(--max {request.most}), tests: {' '.join(tests)}")
+    console.line(f"suggest: {len(candidates)} candidate(s) on {len(lines)} changed line(s) "
+                 f"since {request.rev} ({base[:12]}) in {len(texts)} file(s); {len(drafted)} "
+                 f"kept (one a line, at most --max {request.most}); tests: {' '.join(tests)}")
     if not drafted:
         console.line("no candidate to run: nothing is drafted")
         return 0
     run_dir = source.ensure_run_dir()
-    draft = run_dir / DRAFT
-    draft.parent.mkdir(exist_ok=True)
+    out = request.out or run_dir / DRAFT
+    draft = run_dir / RUNNING / (out.stem + ".json")
+    draft.parent.mkdir(parents=True, exist_ok=True)
     command = ("mutharness", "suggest", "--since", request.rev)
     # a pin of 1 until the measurement: the format wants a positive count, the run its own
     write_atomic(draft, _dumped(_document(tests, 1, drafted, request, base)))
@@ -85,8 +97,14 @@ def run(console: Console, cli_options: Mapping[str, Any], request: Request,
                                f"{pin.reason}", "make the tests pass at the working tree first")
         write_atomic(draft, _dumped(_document(tests, pin.total, drafted, request, base)))
         result = verify.execute(settings, console, os.environ)
+    [spec] = result.specs or [None]
+    if result.interrupted is not None or result.error is not None or spec is None or (
+            spec.error):
+        said = spec.error if spec is not None and spec.error else "the run stopped"
+        console.line(f"no draft: {said}", "red")
+        return int(result.exit_code())
     final = _final(result, tests, pin.total, drafted, request, base)
-    out = request.out or draft
+    out.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(out, _dumped(final))
     console.results(settings.json_path or run_dir / RESULTS)
     _survivors(console, result, drafted, texts)
@@ -104,34 +122,31 @@ class _Quiet(PinConsole):
 
 def _candidates(
     source: SourceRepo, base: str, request: Request, changed: tuple[str, ...], runner: str,
-    tests: tuple[str, ...],
+    tests: tuple[str, ...], untracked: frozenset[str],
 ) -> tuple[dict[str, str], list[Candidate]]:
-    """The texts of the changed source files of the runner's language and every candidate
-    on their changed lines (all lines of an --all-lines file)."""
+    """The texts of the changed source files the runner's tests test (Python for pytest,
+    JavaScript and TypeScript for node) and every candidate on their changed lines (all lines
+    of an --all-lines file)."""
     code = fix_files(changed, runner, tests, (), ("specs", "evidence", ".mutharness"))
     texts: dict[str, str] = {}
     found: list[Candidate] = []
     for path in code:
         file = source.root.joinpath(*path.split("/"))
-        if LANGUAGES.get(Path(path).suffix) != runner or file.is_symlink() or not file.is_file():
+        reader = READERS.get(Path(path).suffix)
+        if reader is None or reader[0] != runner or file.is_symlink() or not file.is_file():
             continue
         try:
             text = file.read_bytes().decode("utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        lines = (range(1, text.count("\n") + 2) if path in request.all_lines
-                 else source.changed_lines(base, path) or _untracked_lines(source, path, text))
-        made = python_candidates(path, text, lines)
+        every = range(1, text.count("\n") + 2)
+        lines = (every if path in request.all_lines or path in untracked
+                 else source.changed_lines(base, path))
+        made = reader[1](path, text, lines)
         if made:
             texts[path] = text
             found.extend(made)
     return texts, found
-
-
-def _untracked_lines(source: SourceRepo, path: str, text: str) -> range:
-    """Every line of a file git does not track (all of it is new), else none."""
-    untracked = {line[3:] for line in source.changes() if line.startswith("?? ")}
-    return range(1, text.count("\n") + 2) if path in untracked else range(0)
 
 
 def _mutation(made: Anchored) -> dict[str, Any]:
@@ -156,7 +171,7 @@ def _final(result: RunResult, tests: tuple[str, ...], passing: int,
     the candidates with no verdict left out, each with why."""
     [spec] = result.specs
     survived, caught, left = [], [], []
-    for made, outcome in zip(drafted, spec.mutations, strict=True):
+    for made, outcome in _paired(drafted, spec.mutations):
         entry = _mutation(made)
         if outcome.verdict is Verdict.SURVIVED:
             survived.append({**entry, "_review": REVIEW})
@@ -176,7 +191,7 @@ def _survivors(console: Console, result: RunResult, drafted: Sequence[Anchored],
                texts: Mapping[str, str]) -> None:
     """The actionable part: each survivor with file:line and its diff."""
     [spec] = result.specs
-    for made, outcome in zip(drafted, spec.mutations, strict=True):
+    for made, outcome in _paired(drafted, spec.mutations):
         if outcome.verdict is not Verdict.SURVIVED:
             continue
         candidate = made.candidate
@@ -185,6 +200,12 @@ def _survivors(console: Console, result: RunResult, drafted: Sequence[Anchored],
         splice = locate(data, made.anchor, made.replacement)
         if isinstance(splice, Splice):
             console.line(unified_diff(data, splice, candidate.file).rstrip("\n"))
+
+
+def _paired(drafted: Sequence[Anchored], results: Sequence[MutationResult]) -> list[
+        tuple[Anchored, MutationResult]]:
+    """Each result with the candidate it ran: the draft's mutation number is its place."""
+    return [(drafted[result.mutation.number - 1], result) for result in results]
 
 
 def _dumped(document: Mapping[str, Any]) -> str:

@@ -193,9 +193,9 @@ class SourceRepo:
     def changed_lines(self, base: str, path: str) -> frozenset[int]:
         """The lines of `path` in the working tree that differ from `base` (added or changed;
         a file `base` lacks: all of them); none for a file git shows no difference of."""
-        output = run_git(self.git, self.root, [
-            "diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames",
-            base, "--", f":(literal){path}",
+        output = run_git(self.git, self.root, [  # the path as written, whatever it holds
+            "--literal-pathspecs", "diff", "-U0", "--no-color", "--no-ext-diff",
+            "--no-textconv", "--no-renames", base, "--", path,
         ], self.neutral, strip_newline_in_stdout=False)
         return added_lines(output)
 

@@ -76,9 +76,16 @@ class Candidate:
 
     @property
     def name(self) -> str:
-        """The draft's name for it: the defect, where, and the change."""
-        where = f" in {self.function}" if self.function else ""
-        return f"{self.operator.describes}{where}: {self.shown} ({self.operator.value})"
+        """The draft's name for it: the defect, where, and the change (source text shown with
+        its control characters escaped, and cut: a spec's name is one short line)."""
+        where = f" in {_inert(self.function)}" if self.function else ""
+        return f"{self.operator.describes}{where}: {_inert(self.shown)} ({self.operator.value})"
+
+
+def _inert(text: str) -> str:
+    shown = "".join(char if char.isprintable() else char.encode("unicode_escape").decode()
+                    for char in text)
+    return shown if len(shown) <= SHOWN_MOST else shown[:SHOWN_MOST - 3] + "..."
 
 
 @dataclass(frozen=True)
@@ -91,43 +98,65 @@ class Anchored:
     replacement: str
 
 
+SHOWN_MOST = 60  # characters of source text a draft's name repeats
+
+
 def _once(data: bytes, anchor: str) -> bool:
+    """Whether `anchor` occurs exactly once in `data`, as `check` counts (`anchors.locate`);
+    two occurrences, found at once, answer without counting them all."""
+    for needle in {anchor.encode("utf-8"), anchor.replace("\n", "\r\n").encode("utf-8")}:
+        first = data.find(needle)
+        if first >= 0 and data.find(needle, first + 1) >= 0:
+            return False
     return isinstance(locate(data, anchor, anchor), Splice)
+
+
+def _line_starts(text: str) -> list[int]:
+    """Where each line of `text` starts, and its end: lines end at "\n" only, as anchors'."""
+    starts = [0]
+    index = text.find("\n")
+    while index >= 0:
+        starts.append(index + 1)
+        index = text.find("\n", index + 1)
+    if starts[-1] != len(text):
+        starts.append(len(text))
+    return starts
 
 
 def grow_anchor(text: str, start: int, end: int) -> tuple[int, int] | None:
     """Where the anchor of [start, end) lies in `text`: the fewest whole lines around it that
-    occur exactly once (as `check` counts: `anchors.locate`), lines above preferred to lines
-    below among runs of one length; None when the span is empty."""
+    occur exactly once (as `check` counts them, in the LF form `anchored` gives), lines below
+    preferred to lines above among runs of one length (so the anchor starts on the mutated
+    line, the line verify reports, wherever it can); None when the span is empty."""
     if start >= end:
         return None
     data = text.encode("utf-8")
-    offsets = [0]
-    for line in text.splitlines(keepends=True):
-        offsets.append(offsets[-1] + len(line))
+    offsets = _line_starts(text)
     first = bisect.bisect_right(offsets, start) - 1
     last = bisect.bisect_left(offsets, end)  # the run is lines [first, last)
     lines = len(offsets) - 1
     for extra in range(lines + 1):
-        for above in range(min(extra, first), -1, -1):
+        for above in range(min(extra, first) + 1):
             below = extra - above
             if last + below > lines:
                 continue
             run = offsets[first - above], offsets[last + below]
-            if _once(data, text[run[0]:run[1]]):
+            if _once(data, text[run[0]:run[1]].replace("\r\n", "\n")):
                 return run
     return 0, len(text)
 
 
 def anchored(text: str, candidate: Candidate) -> Anchored | None:
-    """The candidate as a spec mutation, its anchor grown in `text`."""
+    """The candidate as a spec mutation, its anchor grown in `text`; anchor and replacement
+    in LF form (`check` and `verify` find an LF anchor in a CRLF file, not the other way)."""
     grown = grow_anchor(text, candidate.start, candidate.end)
     if grown is None:
         return None
     first, last = grown
     replacement = (text[first:candidate.start] + candidate.replacement
                    + text[candidate.end:last])
-    return Anchored(candidate, text[first:last], replacement)
+    return Anchored(candidate, text[first:last].replace("\r\n", "\n"),
+                    replacement.replace("\r\n", "\n"))
 
 
 def one_per_line(candidates: Iterable[Candidate]) -> list[Candidate]:

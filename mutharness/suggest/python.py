@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Collection
+from typing import Any
 
 import libcst as cst
 from libcst.metadata import ByteSpanPositionProvider, MetadataWrapper, PositionProvider
@@ -120,7 +121,7 @@ class _Finder(cst.CSTVisitor):
              shown: str) -> None:
         if self._on_a_line(node):
             text = (replacement if isinstance(replacement, str)
-                    else self.module.code_for_node(replacement))
+                    else self.module.code_for_node(_bare(replacement)))
             self.found.append((node, text, operator, self._function(), shown))
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
@@ -162,7 +163,7 @@ class _Finder(cst.CSTVisitor):
             inner = self.module.code_for_node(test.expression)
             self._add(test, inner, Operator.NEGATED_CONDITION, "not dropped")
         else:
-            text = self.module.code_for_node(test)
+            text = self.module.code_for_node(_bare(test))
             self._add(test, f"not ({text})", Operator.NEGATED_CONDITION, "negated")
 
     def visit_If(self, node: cst.If) -> None:
@@ -222,12 +223,24 @@ class _Finder(cst.CSTVisitor):
         self._add(node, swapped, Operator.SWAPPED_ARGUMENTS, f"({one}, {two}) -> ({two}, {one})")
 
 
+def _bare(node: cst.CSTNode) -> cst.CSTNode:
+    """`node` without the parentheses and the `;` it owns: the text its span covers."""
+    changes: dict[str, Any] = {}
+    if getattr(node, "lpar", None):
+        changes["lpar"], changes["rpar"] = [], []
+    if isinstance(getattr(node, "semicolon", None), cst.Semicolon):
+        changes["semicolon"] = cst.MaybeSentinel.DEFAULT
+    return node.with_changes(**changes) if changes else node
+
+
 def python_candidates(path: str, text: str, lines: Collection[int]) -> list[Candidate]:
     """Every candidate on `lines` (1-based) of the Python source `text` of `path`, each exact
     (its span is the file's own text) and parsing after its splice. A file that does not parse
-    has none."""
+    has none; a byte order mark is kept out of the tree and counted in the offsets."""
+    bom = 1 if text.startswith("\ufeff") else 0
+    body = text[bom:]
     try:
-        module = cst.parse_module(text)
+        module = cst.parse_module(body)
     except cst.ParserSyntaxError:
         return []
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
@@ -235,19 +248,19 @@ def python_candidates(path: str, text: str, lines: Collection[int]) -> list[Cand
     wrapper.visit(finder)
     spans = wrapper.resolve(ByteSpanPositionProvider)
     positions = wrapper.resolve(PositionProvider)
-    data = text.encode("utf-8")
+    data = body.encode("utf-8")
     found: list[Candidate] = []
     for node, replacement, operator, function, shown in finder.found:
         span = spans[node]
         start = len(data[:span.start].decode("utf-8"))
         end = start + len(data[span.start:span.start + span.length].decode("utf-8"))
-        if text[start:end] != wrapper.module.code_for_node(node) or text[start:end] == replacement:
+        if body[start:end] != wrapper.module.code_for_node(_bare(node)) or (
+                body[start:end] == replacement):
             continue
-        mutated = text[:start] + replacement + text[end:]
-        if not _parses(mutated):
+        if not _parses(body[:start] + replacement + body[end:]):
             continue
-        found.append(Candidate(path, positions[node].start.line, start, end, replacement,
-                               operator, function, shown))
+        found.append(Candidate(path, positions[node].start.line, start + bom, end + bom,
+                               replacement, operator, function, shown))
     return found
 
 

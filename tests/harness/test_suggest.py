@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CALC, Completed, Project, default_spec
+from conftest import CALC, Completed, Project, default_spec, git
+from nodes import NODE, committed, write_files
 
 from mutharness.repo.source import added_lines
 
@@ -88,6 +90,33 @@ def test_max_keeps_the_most_valuable_candidate(
     assert done.code == 0, done.out + done.err
     draft = json.loads((project.root / "suggested.json").read_text("utf-8"))
     assert [m["_line"] for m in draft["mutations"]] == [7]  # one function each, clamp first
+    assert not (project.root / ".mutharness/suggest/draft.json").exists()  # only --out's
+    assert "spec suggested (" in done.out
+
+
+def test_a_run_that_fails_leaves_the_last_draft_as_it_was(
+    make_project: Callable[..., Project], cli: Cli
+) -> None:
+    project = _fixed(make_project)
+    first = cli(project.root, "suggest", "--since", "HEAD~1", "--no-progress")
+    assert first.code == 0, first.out + first.err
+    before = (project.root / ".mutharness/suggest/draft.json").read_bytes()
+
+    failed = cli(project.root, "suggest", "--since", "HEAD~1", "--no-progress", "--python",
+                 str(project.root / "no-such-python"))
+
+    assert failed.code != 0
+    assert (project.root / ".mutharness/suggest/draft.json").read_bytes() == before
+    assert b"_review" in before
+
+
+def test_nothing_changed_since_the_revision_is_said_as_such(
+    make_project: Callable[..., Project], cli: Cli
+) -> None:
+    done = cli(make_project().root, "suggest", "--since", "HEAD")
+
+    assert done.code == 2
+    assert "suggest --since HEAD: nothing changed since: there is no line to mutate" in done.err
 
 
 def test_without_a_changed_or_named_test_suggest_says_to_name_one(
@@ -155,3 +184,69 @@ def test_a_draft_named_onto_a_directory_is_refused_before_anything_runs(
     assert done.code == 2
     assert "'specs' is not a file" in done.err
     assert not (project.root / ".mutharness/suggest").exists()
+
+
+ADULT_BUGGY = "exports.isAdult = (age) => age > 18;\n"
+ADULT_FIXED = "exports.isAdult = (age) => age >= 18;\nexports.positive = (n) => n > 0;\n"
+ADULT_TEST = """\
+const test = require('node:test');
+const assert = require('node:assert');
+const { isAdult } = require('../lib/calc.js');
+test('eighteen is an adult', () => { assert.strictEqual(isAdult(18), true); });
+test('seventeen is not', () => { assert.strictEqual(isAdult(17), false); });
+"""
+
+
+@pytest.mark.skipif(NODE is None, reason="node (.ci/run installs it)")
+def test_a_node_fix_s_changed_lines_get_candidates_from_its_javascript_tree(
+    tmp_path: Path, git_home: Path, cli: Cli
+) -> None:
+    root = committed(tmp_path / "adults", {
+        ".gitignore": ".mutharness/\n",
+        "package.json": json.dumps({"name": "adults", "version": "1.0.0"}),
+        "lib/calc.js": ADULT_BUGGY,
+    }, "isAdult, as first written")
+    write_files(root, {"lib/calc.js": ADULT_FIXED, "test/calc.test.js": ADULT_TEST})
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "fix: eighteen is an adult")
+
+    done = cli(root, "suggest", "--since", "HEAD~1", "--no-progress")
+
+    assert done.code == 0, done.out + done.err
+    draft = json.loads((root / ".mutharness/suggest/draft.json").read_text("utf-8"))
+    assert draft["tests"] == ["test/calc.test.js"] and draft["expectBaselinePass"] == 2
+    survivor, caught = draft["mutations"]
+    assert (survivor["_operator"], survivor["anchor"], survivor["replacement"]) == (
+        "boundary", "exports.positive = (n) => n > 0;\n", "exports.positive = (n) => n >= 0;\n")
+    assert "_review" in survivor  # no test of the fix calls positive
+    assert (caught["_operator"], caught["anchor"], caught["replacement"]) == (
+        "boundary", "exports.isAdult = (age) => age >= 18;\n",
+        "exports.isAdult = (age) => age > 18;\n")
+    assert caught["name"] == "the boundary moves in isAdult: >= -> > (boundary)"
+    assert "SURVIVED lib/calc.js:2" in done.out
+
+
+def test_a_run_whose_baseline_is_refused_says_so_and_exits_as_verify_would(
+    make_project: Callable[..., Project], cli: Cli, tmp_path: Path
+) -> None:
+    counter = tmp_path / "runs"
+    project = make_project(spec=default_spec(mutations=[]))
+    project.write("src/calc.py", BUGGY)
+    project.commit("is_adult, as first written")
+    project.write("src/calc.py", CALC)
+    project.write("tests/test_adult.py", TESTS_OF_THE_FIX + f'''
+
+def test_only_once():  # passes in the pin's measurement, fails in the run's baseline
+    import pathlib
+    runs = pathlib.Path({str(counter)!r})
+    seen = int(runs.read_text()) if runs.exists() else 0
+    runs.write_text(str(seen + 1))
+    assert seen == 0
+''')
+    project.commit("fix: 18 is an adult")
+
+    done = cli(project.root, "suggest", "--since", "HEAD~1", "--no-progress")
+
+    assert done.code == 3, done.out + done.err  # a baseline that cannot be trusted
+    assert "no draft: " in done.out and "internal error" not in done.err
+    assert not (project.root / ".mutharness/suggest/draft.json").exists()

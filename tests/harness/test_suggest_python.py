@@ -109,8 +109,9 @@ def test_a_file_that_does_not_parse_has_no_candidates() -> None:
 
 GROWN = [  # (text, the span's text, the anchor it grows to)
     ("a = 1\nb = 2\n", "1", "a = 1\n"),  # its own line occurs once
-    ("if x:\n    return 0\nif y:\n    return 0\n", "0", "if y:\n    return 0\n"),
-    ("x\nreturn 0\nx\nreturn 0\ny\n", "0", "return 0\ny\n"),  # above is no help: below
+    ("if x:\n    return 0\nif y:\n    return 0\n", "0", "if y:\n    return 0\n"),  # at the end
+    ("x\nreturn 0\nx\nreturn 0\ny\n", "0", "return 0\ny\n"),  # below first
+    ("a\nreturn 0\nb\nreturn 0\nb\n", "0", "b\nreturn 0\n"),  # below is no help: above
     ("return 0\nreturn 0", "0", "return 0\nreturn 0"),  # the last line, no newline
 ]
 
@@ -149,3 +150,40 @@ def test_the_kept_candidates_spread_over_the_functions_before_any_has_two() -> N
     assert [(c.function, c.line) for c in spread(candidates, 4)] == [
         ("f", 1), ("f", 2), ("g", 10), ("h", 20)]
     assert len(spread(candidates, 99)) == 5
+
+
+def test_parentheses_a_semicolon_and_a_byte_order_mark_keep_their_candidates() -> None:
+    assert ("boundary", "x < 3", "x <= 3") in _all("def f(x):\n    if (x < 3):\n        g()\n")
+    assert ("boolean-swap", "x and y", "x or y") in _all("def f(x, y):\n    return (x and y)\n")
+    assert ("call-removed", "g(x)", "pass") in _all("def f(x):\n    g(x); h(x)\n")
+    source = "\ufeffdef f(x):\n    return x < 3\n"
+    [boundary] = [c for c in python_candidates("m.py", source, [2])
+                  if c.operator is Operator.BOUNDARY]
+    assert (source[boundary.start:boundary.end], boundary.replacement) == ("x < 3", "x <= 3")
+
+
+def test_a_crlf_file_s_anchor_is_in_lf_form_which_check_finds_in_both_checkouts() -> None:
+    crlf = "def f(x):\r\n    return x\r\ndef g(x):\r\n    return x\r\n"
+    start = crlf.rindex("x\r\n")
+    made = anchored(crlf, Candidate("m.py", 4, start, start + 1, "None",
+                                    Operator.NEUTRAL_RETURN, "g", ""))
+    assert made is not None
+    assert (made.anchor, made.replacement) == ("def g(x):\n    return x\n",
+                                               "def g(x):\n    return None\n")
+    for text in (crlf, crlf.replace("\r\n", "\n")):
+        assert isinstance(locate(text.encode(), made.anchor, made.replacement), Splice), text
+
+
+def test_a_name_shows_source_text_inert_and_short() -> None:
+    candidate = Candidate("m.py", 1, 0, 1, "x", Operator.SWAPPED_ARGUMENTS, "f",
+                          "('\x1b[31m', '" + "y" * 200 + "')")
+    assert "\x1b" not in candidate.name and "\\x1b" in candidate.name
+    assert len(candidate.name) < 120
+
+
+def test_a_line_repeated_hundreds_of_times_still_grows_an_anchor_that_occurs_once() -> None:
+    text = "x = 1\n" * 300 + "y = 2\n" + "x = 1\n" * 300
+    start = text.index("y = 2") - 6  # the x = 1 just above y
+    made = anchored(text, Candidate("m.py", 300, start + 4, start + 5, "2", Operator.BOUNDARY,
+                                    "", ""))
+    assert made is not None and made.anchor == "x = 1\ny = 2\n"
