@@ -195,9 +195,12 @@ def _survivors(console: Console, result: RunResult, drafted: Sequence[Anchored],
         if outcome.verdict is not Verdict.SURVIVED:
             continue
         candidate = made.candidate
-        console.line(f"SURVIVED {candidate.file}:{candidate.line}  {candidate.name}", "yellow")
         data = texts[candidate.file].encode("utf-8")
         splice = locate(data, made.anchor, made.replacement)
+        # the line verify names (where the anchor starts), and the mutated one when it differs
+        at = splice.line if isinstance(splice, Splice) else candidate.line
+        changed = f" (line {candidate.line} changes)" if at != candidate.line else ""
+        console.line(f"SURVIVED {candidate.file}:{at}{changed}  {candidate.name}", "yellow")
         if isinstance(splice, Splice):
             console.line(unified_diff(data, splice, candidate.file).rstrip("\n"))
 

@@ -250,3 +250,22 @@ def test_only_once():  # passes in the pin's measurement, fails in the run's bas
     assert done.code == 3, done.out + done.err  # a baseline that cannot be trusted
     assert "no draft: " in done.out and "internal error" not in done.err
     assert not (project.root / ".mutharness/suggest/draft.json").exists()
+
+
+def test_a_survivor_is_named_at_the_line_verify_names_and_the_line_it_changes(
+    make_project: Callable[..., Project], cli: Cli
+) -> None:
+    project = make_project()
+    twice = "\n\ndef positive(n):\n    return n > 0\n\n\ndef also_positive(n):\n    return n > 0\n"
+    project.write("src/calc.py", CALC + twice)
+    project.write("tests/test_adult.py", TESTS_OF_THE_FIX)
+    project.commit("two positives, untested")
+    last = (CALC + twice).count("\n")  # the second `return n > 0`, the file's last line
+
+    done = cli(project.root, "suggest", "--since", "HEAD~1", "--no-progress")
+
+    assert done.code == 0, done.out + done.err
+    # its anchor starts a line above it (the line alone occurs twice; nothing follows it)
+    assert (f"SURVIVED src/calc.py:{last - 1} (line {last} changes)  the boundary moves in "
+            "also_positive") in done.out
+    assert f"SURVIVED src/calc.py:{last - 4}  the boundary moves in positive" in done.out
