@@ -17,6 +17,10 @@ FLOORS: Mapping[str, str] = MappingProxyType({
     "filelock": "4.3.1",
     "Jinja2": "3.1.6",
     "click": "8.1.8",
+    "libcst": "1.8",  # suggest's Python trees
+    "tree-sitter": "0.25",  # suggest's JavaScript and TypeScript trees, with their grammars
+    "tree-sitter-javascript": "0.23",
+    "tree-sitter-typescript": "0.23",
 })
 
 

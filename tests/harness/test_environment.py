@@ -64,12 +64,11 @@ def test_the_installed_environment_meets_the_floors() -> None:
 
 
 def test_versions_at_or_above_every_floor_are_returned() -> None:
-    installed = installed_from({"GitPython": "3.2.1", "filelock": "10.0", "Jinja2": "3.1.6.post1",
-                                "click": "8.10.0"})
+    versions = {"GitPython": "3.2.1", "filelock": "10.0", "Jinja2": "3.1.6.post1",
+                "click": "8.10.0", "libcst": "1.8.0", "tree-sitter": "0.26.1",
+                "tree-sitter-javascript": "0.23", "tree-sitter-typescript": "0.23.2"}
 
-    assert check_floors(FLOORS, installed) == {
-        "GitPython": "3.2.1", "filelock": "10.0", "Jinja2": "3.1.6.post1", "click": "8.10.0",
-    }
+    assert check_floors(FLOORS, installed_from(versions)) == versions
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,7 @@ STARTERS = ("subprocess", "multiprocessing", "git", "mutharness.process", "mutha
             "mutharness.runners.pytest.runner", "mutharness.runners.node.runner")
 COMMAND_LAYER = ("mutharness.commands", "mutharness.cli")
 COMMANDS = {"verify": "verify", "baseline": "baseline", "redfirst": "redfirst",
-            "merge": "merge", "render": "render", "check": "check",
+            "suggest": "suggest", "merge": "merge", "render": "render", "check": "check",
             "evidence-check": "evidence_check"}
 
 
