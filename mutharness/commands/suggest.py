@@ -13,6 +13,7 @@ from typing import Any
 from mutharness.commands import baseline, verify
 from mutharness.commands.prepare import chosen_tests, open_repository, settings_of
 from mutharness.errors import SuggestError
+from mutharness.lab.logs import shown
 from mutharness.model.affected import fix_files
 from mutharness.model.anchors import Splice, locate, unified_diff
 from mutharness.model.pins import PinState
@@ -108,7 +109,7 @@ def run(console: Console, cli_options: Mapping[str, Any], request: Request,
     write_atomic(out, _dumped(final))
     console.results(settings.json_path or run_dir / RESULTS)
     _survivors(console, result, drafted, texts)
-    console.line(f"draft: {_shown(out)} (survivors first; copy it into your specs and "
+    console.line(f"draft: {shown(out)} (survivors first; copy it into your specs and "
                  "commit it)")
     return 0
 
@@ -213,11 +214,3 @@ def _paired(drafted: Sequence[Anchored], results: Sequence[MutationResult]) -> l
 
 def _dumped(document: Mapping[str, Any]) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-
-
-def _shown(path: Path) -> str:
-    """A path relative to the current directory when it lies below it."""
-    try:
-        return path.absolute().relative_to(Path.cwd()).as_posix()
-    except ValueError:
-        return str(path)

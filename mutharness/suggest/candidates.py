@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from mutharness.model.anchors import Splice, locate
+from mutharness.paths import visible
 
 
 class Operator(Enum):
@@ -83,8 +84,7 @@ class Candidate:
 
 
 def _inert(text: str) -> str:
-    shown = "".join(char if char.isprintable() else char.encode("unicode_escape").decode()
-                    for char in text)
+    shown = visible(text)
     return shown if len(shown) <= SHOWN_MOST else shown[:SHOWN_MOST - 3] + "..."
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import BOUNDS, CALC, calc_project, default_spec, git
+from conftest import BOUNDS, CALC, calc_project, default_spec, git, run_cli
 from nodes import NODE, OTHER_NODES, committed, major, spec_text
 from test_node_concurrency import BESIDE, MUTATIONS, SHAPES, _beside
 from test_node_installed import _clamp, monorepo, tally
@@ -335,9 +335,8 @@ def _environment(bin_dir: Path, node: str | None) -> dict[str, str]:
 
 
 def _mutharness(cwd: Path, *args: str) -> None:
-    done = subprocess.run([sys.executable, "-m", "mutharness", *args], cwd=cwd,
-                          capture_output=True, text=True)
-    assert done.returncode == 0, done.stdout + done.stderr
+    done = run_cli(cwd, *args)
+    assert done.code == 0, done.out + done.err
 
 
 def run(cwd: Path, lines: list[str], env: dict[str, str]) -> list[str]:
