@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -125,7 +126,12 @@ def wheel(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path) -> Path:
 
 def _script(venv: Any, name: str) -> Path:
     """A console script installed beside the venv's python."""
-    return venv.python.parent / (f"{name}.exe" if sys.platform == "win32" else name)
+    return _beside(venv.python, name)
+
+
+def _beside(python: Path, name: str) -> Path:
+    """The console script `name` installed beside `python`."""
+    return python.parent / (f"{name}.exe" if sys.platform == "win32" else name)
 
 
 @pytest.fixture(scope="session", params=["uv", "pipx"])
@@ -150,19 +156,6 @@ def tool_install(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
     return base / "bin" / ("mutharness.exe" if sys.platform == "win32" else "mutharness")
 
 
-def test_a_tool_install_runs_a_project_s_tests_with_its_own_venv(
-    make_project: Callable[..., Project], make_venv: Callable[..., Any], tool_install: Path
-) -> None:
-    project, _ = _with_dotvenv(make_project, make_venv)
-
-    done = subprocess.run([str(tool_install), "verify", "specs/calc.json"], cwd=project.root,
-                          env=_environment(), capture_output=True, text=True)
-
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "(the repository's .venv; --python chooses another)" in done.stderr
-    assert "all 2 mutation(s) behaved as expected" in done.stdout
-
-
 UV_PROJECT = '''\
 [project]
 name = "calc"
@@ -180,6 +173,23 @@ environments = ["sys_platform == '{platform}'"]  # the wheelhouse holds this pla
 [tool.pytest.ini_options]
 pythonpath = ["src"]
 '''
+
+TOX_INI = """\
+[tox]
+env_list = py
+
+[testenv]
+skip_install = true
+deps = pytest
+commands = pytest {posargs}
+
+[testenv:mutation]
+skip_install = true
+deps =
+    pytest
+    {wheel}
+commands = mutharness verify {posargs}
+"""
 
 
 def _installed(venv: Path) -> list[str]:
@@ -200,83 +210,132 @@ def uv(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path) -> Path:
     return _tool(tmp_path_factory, wheelhouse, "uv")
 
 
-def test_uv_run_with_mutharness_verifies_a_uv_project_and_its_environment_gains_nothing(
-    make_project: Callable[..., Project], uv: Path, wheelhouse: Path, wheel: Path,
-    tmp_path: Path
-) -> None:
-    """A uv project as uv makes it (`uv lock`, `uv sync`: pytest in its locked dev group), and
-    mutharness brought in for one command by `uv run --with`: the tests run in the project's
-    environment, which holds the same distributions after as before, and uv.lock is as it was."""
-    project = make_project()
-    project.write("pyproject.toml", UV_PROJECT.replace("{platform}", sys.platform))
-    project.write(".gitignore", ".venv/\n")
-    offline = ["--offline", "--no-index", "--find-links", str(wheelhouse)]
-    env = {**_environment(), "UV_CACHE_DIR": str(tmp_path / "uv-cache"),
-           "UV_PYTHON": sys.executable, "UV_NO_CONFIG": "1"}
-    for command in (["lock"], ["sync"]):
-        done = subprocess.run([str(uv), *command, *offline], cwd=project.root, env=env,
-                              capture_output=True, text=True)
-        assert done.returncode == 0, done.stdout + done.stderr
-    project.commit("a uv project, locked")
-    before = _installed(project.root / ".venv")
-    assert any(name.startswith("pytest-") for name in before)
-
-    done = subprocess.run([str(uv), "run", *offline, "--with", str(wheel), "mutharness",
-                           "verify", "specs/calc.json"], cwd=project.root, env=env,
-                          capture_output=True, text=True)
-
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "all 2 mutation(s) behaved as expected" in done.stdout
-    assert "(the environment `uv run --with` extends; --python chooses another)" in done.stderr
-    assert "run in a fresh process each" not in done.stderr  # the warm route: a plain venv
-    assert _installed(project.root / ".venv") == before
-    assert git(project.root, "status", "--porcelain") == ""
-
-
-TOX_INI = """\
-[tox]
-env_list = py
-
-[testenv]
-skip_install = true
-deps = pytest
-commands = pytest {posargs}
-"""
-
-
 @pytest.fixture(scope="session")
 def tox(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path) -> Path:
     """The real tox, from the wheelhouse."""
     return _tool(tmp_path_factory, wheelhouse, "tox")
 
 
-def test_a_tox_environment_runs_the_tests_named_by_python_and_gains_nothing(
-    make_project: Callable[..., Project], tox: Path, wheelhouse: Path, cli: Cli
-) -> None:
-    """A tox project as tox makes it (its environment in `.tox/py`, inside the repository,
-    git-ignored): `--python` names that environment's interpreter; the tests run there, and
-    it holds the same distributions after as before."""
-    project = make_project()
-    project.write("tox.ini", TOX_INI)
+@dataclass(frozen=True)
+class Made:
+    """A project as its own tool made it: where its environment is, the flags that name that
+    environment to a mutharness installed elsewhere (none where mutharness finds it itself),
+    and the environment every command here runs with (offline, from the wheelhouse)."""
+
+    root: Path
+    environment: Path
+    flags: tuple[str, ...]
+    env: dict[str, str]
+    offline: tuple[str, ...]
+
+
+def _python(environment: Path) -> Path:
+    return environment / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
+
+
+def _run(argv: list[str | Path], made: Made) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(arg) for arg in argv], cwd=made.root, env=made.env,
+                          capture_output=True, text=True, encoding="utf-8")
+
+
+def _uv_project(project: Project, uv: Path, wheelhouse: Path, scratch: Path) -> Made:
+    """A uv project as uv makes it (`uv lock`, `uv sync`: pytest in its locked dev group, the
+    environment in `.venv`, which mutharness finds itself)."""
+    project.write("pyproject.toml", UV_PROJECT.replace("{platform}", sys.platform))
+    project.write(".gitignore", ".venv/\n")
+    made = Made(project.root, project.root / ".venv", (),
+                {**_environment(), "UV_CACHE_DIR": str(scratch / "uv-cache"),
+                 "UV_PYTHON": sys.executable, "UV_NO_CONFIG": "1"},
+                ("--offline", "--no-index", "--find-links", str(wheelhouse)))
+    for command in ("lock", "sync"):
+        done = _run([uv, command, *made.offline], made)
+        assert done.returncode == 0, done.stdout + done.stderr
+    project.commit("a uv project, locked")
+    return made
+
+
+def _tox_project(project: Project, tox: Path, wheelhouse: Path, wheel: Path) -> Made:
+    """A tox project as tox makes it (its environments in `.tox`, inside the repository,
+    git-ignored; `tox -e py` run once): `--python` names `.tox/py`'s interpreter to a
+    mutharness installed elsewhere."""
+    project.write("tox.ini", TOX_INI.replace("{wheel}", str(wheel)))
     project.write(".gitignore", ".tox/\n")
     project.commit("a tox project")
-    env = {**_environment(), "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheelhouse)}
-    done = subprocess.run([str(tox), "-e", "py"], cwd=project.root, env=env,
-                          capture_output=True, text=True)
+    environment = project.root / ".tox" / "py"
+    made = Made(project.root, environment, ("--python", str(_python(environment))),
+                {**_environment(), "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheelhouse)},
+                ())
+    done = _run([tox, "-e", "py"], made)
     assert done.returncode == 0, done.stdout + done.stderr
-    python = project.root / ".tox" / "py" / ("Scripts/python.exe" if sys.platform == "win32"
-                                             else "bin/python")
-    before = _installed(project.root / ".tox" / "py")
+    return made
+
+
+@pytest.fixture(params=["uv", "tox"])
+def made(request: pytest.FixtureRequest, make_project: Callable[..., Project],
+         wheelhouse: Path, wheel: Path, tmp_path: Path) -> Made:
+    """A real uv project, or a real tox project, made by the real tool."""
+    tool = request.getfixturevalue(request.param)
+    project = make_project()
+    if request.param == "uv":
+        return _uv_project(project, tool, wheelhouse, tmp_path)
+    return _tox_project(project, tool, wheelhouse, wheel)
+
+
+def _verified(made: Made, argv: list[str | Path]) -> subprocess.CompletedProcess[str]:
+    """`argv` (a mutharness command line ending in `verify`) run on the project's spec: it
+    passes, and neither the project's environment nor its tree gains anything (tox's and uv's
+    own runs may leave untracked bytecode beside the sources: no change of the tree
+    mutharness measures)."""
+    before = _installed(made.environment)
     assert any(name.startswith("pytest-") for name in before)
-    # tox's own run left bytecode beside the sources (this project ignores no __pycache__):
-    # untracked bytecode is no change of the tree mutharness measures
-    status = git(project.root, "status", "--porcelain")
-    assert "__pycache__/" in status
+    status = git(made.root, "status", "--porcelain")
 
-    verified = cli(project.root, "verify", "specs/calc.json", "--python", str(python),
-                   env=_environment())
+    done = _run([*argv, "specs/calc.json"], made)
 
-    assert verified.code == 0, verified.out + verified.err
-    assert "all 2 mutation(s) behaved as expected" in verified.out
-    assert _installed(project.root / ".tox" / "py") == before
-    assert git(project.root, "status", "--porcelain") == status
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "all 2 mutation(s) behaved as expected" in done.stdout
+    assert _installed(made.environment) == before
+    assert git(made.root, "status", "--porcelain") == status
+    return done
+
+
+def test_a_tool_install_verifies_a_uv_or_tox_project_with_the_project_s_environment(
+    made: Made, tool_install: Path
+) -> None:
+    done = _verified(made, [tool_install, "verify", *made.flags])
+
+    if not made.flags:  # nothing named it: the run says which it chose
+        assert "(the repository's .venv; --python chooses another)" in done.stderr
+
+
+def test_uv_run_with_mutharness_verifies_a_uv_or_tox_project(
+    made: Made, uv: Path, wheel: Path
+) -> None:
+    """mutharness brought in for one command by `uv run --with`: in a uv project, uv runs it
+    in the project's environment, which it extends (and uv.lock stays as it was); elsewhere in
+    an environment of its own (`--no-project`), the project's named by `--python`."""
+    project = () if not made.flags else ("--no-project",)
+    done = _verified(made, [uv, "run", *made.offline, *project, "--with", wheel, "mutharness",
+                            "verify", *made.flags])
+
+    if not made.flags:
+        assert "(the environment `uv run --with` extends; --python chooses another)" \
+            in done.stderr
+        assert "run in a fresh process each" not in done.stderr  # the warm route: a plain venv
+
+
+def test_mutharness_installed_into_the_project_s_own_environment_verifies_it(
+    made: Made, uv: Path, tox: Path, wheel: Path
+) -> None:
+    """pip (uv's, in a uv project, whose venv has none) installs the wheel into the project's
+    environment; in a tox project, a tox environment lists it among its deps and runs it."""
+    if made.flags:  # tox: `tox -e mutation -- ARGS` runs `mutharness verify ARGS` there
+        made = replace(made, environment=made.root / ".tox" / "mutation")
+        created = _run([tox, "-e", "mutation", "--notest"], made)
+        assert created.returncode == 0, created.stdout + created.stderr
+        _verified(made, [tox, "-e", "mutation", "--"])
+        return
+    added = _run([uv, "pip", "install", *made.offline, "--python",
+                  _python(made.environment), wheel], made)
+    assert added.returncode == 0, added.stdout + added.stderr
+    _verified(made, [_beside(_python(made.environment), "mutharness"), "verify"])
