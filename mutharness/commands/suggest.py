@@ -95,7 +95,8 @@ def run(console: Console, cli_options: Mapping[str, Any], request: Request,
         [pin] = baseline.measure(settings, _Quiet(), os.environ, 1, lambda pin: None)
         if pin.state is PinState.UNTRUSTWORTHY:
             raise SuggestError(request.rev, f"the tests' baseline cannot be trusted: "
-                               f"{pin.reason}", "make the tests pass at the working tree first")
+                               f"{pin.reason}", "\n  ".join(pin.remedy) or
+                               "make the tests pass at the working tree first")
         write_atomic(draft, _dumped(_document(tests, pin.total, drafted, request, base)))
         result = verify.execute(settings, console, os.environ)
     [spec] = result.specs or [None]

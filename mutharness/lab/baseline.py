@@ -53,8 +53,9 @@ class SpecStopped(Exception):
         if isinstance(error, BaselineError):
             return Pin(spec.path, spec.expect_baseline_pass, reason=error.reason,
                        tests=error.tests)
-        return Pin(spec.path, spec.expect_baseline_pass,
-                   reason=error.message().splitlines()[0])
+        first, *rest = error.message().splitlines()
+        return Pin(spec.path, spec.expect_baseline_pass, reason=first,
+                   remedy=tuple(line.strip() for line in rest if line.strip()))
 
 
 @dataclass(frozen=True)

@@ -318,6 +318,8 @@ class Console:
         self.line(pin.line(), colour)
         for test in pin.tests[:20]:
             self.line(f"    {printable(test)}", colour)
+        for line in pin.remedy:
+            self.line(f"    {printable(line)}", colour)
 
     def results(self, path: Path) -> None:
         """Where a command's results file is."""

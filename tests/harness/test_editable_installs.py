@@ -284,3 +284,45 @@ def test_a_mutant_in_a_module_no_test_imports_is_reported_as_never_imported(
     assert "note: 1 mutant(s) never imported" in done.out
     evidence = (project.root.parent / "evidence/calc.md").read_text("utf-8")
     assert "never imported: the mutant did not run" in evidence and "| **never** |" in evidence
+
+
+def _installed_copy(make_project: ProjectFactory, make_venv: VenvFactory, tool_site: Path,
+                    wheelhouse: Path) -> tuple[Project, Venv]:
+    """The package project, installed into a venv as a copy (as tox does by default)."""
+    project = package_project(make_project, "shapes", "src/", SETUPTOOLS)
+    venv = make_venv("tox-like", tools=tool_site)
+    install(venv, wheelhouse, "--no-deps", project.root)
+    return project, venv
+
+
+def test_baseline_names_the_remedy_of_an_installed_copy_under_its_untrustworthy_line(
+    make_project: ProjectFactory, make_venv: VenvFactory, tool_site: Path, wheelhouse: Path,
+) -> None:
+    project, venv = _installed_copy(make_project, make_venv, tool_site, wheelhouse)
+
+    done = in_process(project.root, "baseline", "specs/shapes.json", "--python",
+                      str(venv.python))
+
+    assert done.code == 3, done.out + done.err
+    lines = done.out.splitlines()
+    [at] = [n for n, line in enumerate(lines) if line.startswith("UNTRUSTWORTHY ")]
+    assert "a copy outside this repository" in lines[at]
+    assert lines[at + 1].startswith("    use an editable install of this checkout (pip "
+                                    "install -e ."), done.out
+
+
+def test_suggest_names_the_remedy_of_an_installed_copy_not_a_failing_test(
+    make_project: ProjectFactory, make_venv: VenvFactory, tool_site: Path, wheelhouse: Path,
+) -> None:
+    project, venv = _installed_copy(make_project, make_venv, tool_site, wheelhouse)
+    core = project.root / "src/shapes/core.py"
+    core.write_text(core.read_text("utf-8").replace("return low", "return low  # floor"),
+                    "utf-8")
+
+    done = in_process(project.root, "suggest", "--since", "HEAD", "--test", "tests/test_core.py",
+                      "--python", str(venv.python))
+
+    assert done.code == 2, done.out + done.err
+    assert "a copy outside this repository" in done.err
+    assert "pip install -e ." in done.err
+    assert "make the tests pass" not in done.err
