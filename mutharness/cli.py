@@ -393,8 +393,9 @@ def suggest_command(
     tests' side excluded, as for --since): a boundary moved, a
     comparison inverted, a guard removed, a value returned neutral... at most one per line,
     the most valuable kept (--max), spread over the changed functions. They run against the
-    tests named with --test (else the test files changed since REV) as verify runs them, the
-    working tree included. The draft (a spec in the usual format, its expectBaselinePass
+    tests named with --test (else the test files changed since REV, else the tests of the
+    specs whose evidence records loading a changed file) as verify runs them, the working
+    tree included. The draft (a spec in the usual format, its expectBaselinePass
     measured) lists the survivors first, marked for review, then the caught; the console ends
     with each survivor's file:line and diff. Exit 0 once the draft is written.
     """

@@ -298,7 +298,8 @@ FLAGS: Final[tuple[Flag, ...]] = (  # in the order --help lists them under their
          "A test file or id to run [default: the SPECs' tests, else the test files changed "
          "since REV].", metavar="PATH_OR_ID",
          helps=(("suggest", "A test file or id to run the candidates against (repeatable) "
-                            "[default: the test files changed since REV]."),)),
+                            "[default: the test files changed since REV, else the tests of "
+                            "the specs whose evidence records loading a changed file]."),)),
     Flag(("--expect-red",), "expect_red", FlagKind.TEXTS, frozenset({"redfirst"}),
          Heading.SELECTION, "A test (or file) that must fail with the fix reverted.",
          metavar="ID"),

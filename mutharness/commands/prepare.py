@@ -81,8 +81,7 @@ def default_specs(what: str, cli_options: Mapping[str, Any] | None = None,
     """The specs' directory, for a command given no SPEC: `specs-dir` (the command line's,
     the project config's), else `specs/`, else the original layout's `test/mutations/`."""
     source = open_repository()
-    values, config_file = read_config(source.root, config, committed_config(source, ()))
-    options = located(source, resolve(dict(cli_options or {}), values, config_file))
+    options = project_options(source, cli_options, config)
     default = source.root.joinpath(*options[SPECS_DIR].split("/"))
     if not default.is_dir():
         raise SpecError((SpecProblem(
@@ -90,6 +89,14 @@ def default_specs(what: str, cli_options: Mapping[str, Any] | None = None,
             f"is not a directory: name the spec files {what}, or set specs-dir",
         ),))
     return (default,)
+
+
+def project_options(source: SourceRepo, cli_options: Mapping[str, Any] | None = None,
+                    config: Path | None = None) -> Options:
+    """The options of a command before its run: the command line's over the project
+    config's (HEAD's bytes), laid out in the user's tree."""
+    values, config_file = read_config(source.root, config, committed_config(source, ()))
+    return located(source, resolve(dict(cli_options or {}), values, config_file))
 
 
 def located(source: SourceRepo, options: Options) -> Options:

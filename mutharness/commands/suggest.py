@@ -11,17 +11,28 @@ from pathlib import Path
 from typing import Any
 
 from mutharness.commands import baseline, verify
-from mutharness.commands.prepare import chosen_tests, open_repository, settings_of
-from mutharness.errors import SuggestError
+from mutharness.commands.prepare import (
+    chosen_tests,
+    default_specs,
+    expand,
+    last_runs,
+    open_repository,
+    project_options,
+    settings_of,
+)
+from mutharness.errors import SpecError, SuggestError
 from mutharness.lab.logs import shown
 from mutharness.model.affected import fix_files
 from mutharness.model.anchors import Splice, locate, unified_diff
 from mutharness.model.pins import PinState
 from mutharness.model.results import MutationResult, RunResult
+from mutharness.model.spec import Spec, display_name, read_specs
 from mutharness.model.verdict import Verdict
+from mutharness.options import SINCE_RECORDS
 from mutharness.repo.files import write_atomic
 from mutharness.repo.source import SourceRepo, status_paths
 from mutharness.reports.console import Console, PinConsole
+from mutharness.runners.registry import RUNNERS
 from mutharness.signals import interrupts
 from mutharness.static_check import tracked_with
 from mutharness.suggest.candidates import Anchored, Candidate, anchored, one_per_line, spread
@@ -38,6 +49,8 @@ READERS: dict[str, tuple[str, Reader]] = {
     ".py": ("pytest", python_candidates),
     **{suffix: ("node", javascript_candidates) for suffix in sorted(SUFFIXES)},
 }
+NEVER_IMPORTED = ("no process of the tests' run loaded this file: code no test imports is "
+                  "left out (name tests that import it with --test)")
 REVIEW = ("SURVIVED: no test failed. Strengthen the tests until it is CAUGHT, or keep it with "
           "expectCaught: false and say in its name why it does not matter")
 
@@ -47,7 +60,7 @@ class Request:
     """What `mutharness suggest` was asked."""
 
     rev: str
-    tests: tuple[str, ...] = ()  # --test entries; else the test files changed since REV
+    tests: tuple[str, ...] = ()  # --test entries; else changed test files; else recorded
     most: int = 7  # --max: the candidates kept
     out: Path | None = None  # --out: the draft's file
     all_lines: tuple[str, ...] = ()  # --all-lines: files whose every line counts as changed
@@ -68,9 +81,13 @@ def run(console: Console, cli_options: Mapping[str, Any], request: Request,
     if not changed:
         raise SuggestError(request.rev, "nothing changed since: there is no line to mutate",
                            "name the commit the change starts from, e.g. --since HEAD~1")
+    recorded = () if request.tests or _tests_changed(changed, tracked) else _recorded(
+        source, changed, cli_options, config)
     runner, tests = chosen_tests(
-        request.tests, (), changed, tracked,
-        lambda problem, remedy: SuggestError(request.rev, problem, remedy))
+        request.tests, recorded, changed, tracked,
+        lambda problem, remedy: SuggestError(request.rev, problem, remedy),
+        "name the tests with --test PATH_OR_ID (or verify a spec of them into evidence, "
+        "whose record then names them)")
     untracked = frozenset(line[3:] for line in changes if line.startswith("?? "))
     texts, candidates = _candidates(source, base, request, changed, runner, tests, untracked)
     lines = one_per_line(candidates)
@@ -79,6 +96,9 @@ def run(console: Console, cli_options: Mapping[str, Any], request: Request,
     console.line(f"suggest: {len(candidates)} candidate(s) on {len(lines)} changed line(s) "
                  f"since {request.rev} ({base[:12]}) in {len(texts)} file(s); {len(drafted)} "
                  f"kept (one a line, at most --max {request.most}); tests: {' '.join(tests)}")
+    if recorded:
+        console.line(f"  (no test file changed: the tests of {', '.join(s.path for s in recorded)}"
+                     ", whose evidence records loading a changed file)")
     if not drafted:
         console.line("no candidate to run: nothing is drafted")
         return 0
@@ -113,6 +133,31 @@ def run(console: Console, cli_options: Mapping[str, Any], request: Request,
     console.line(f"draft: {shown(out)} (survivors first; copy it into your specs and "
                  "commit it)")
     return 0
+
+
+def _tests_changed(changed: Sequence[str], tracked: frozenset[str]) -> bool:
+    """Whether a test file of some runner is among the changed paths (what `chosen_tests`
+    takes when no test is named)."""
+    return any(path in tracked and kind.is_test_module(path)
+               for path in changed for kind in RUNNERS.values())
+
+
+def _recorded(source: SourceRepo, changed: Sequence[str], cli_options: Mapping[str, Any],
+              config: Path | None) -> tuple[Spec, ...]:
+    """The project's specs whose last run's record (their committed evidence facts: every
+    file of the checkout their tests loaded) holds a changed file; none without specs or
+    records. A spec that does not parse is passed over: `check` and `verify` name it."""
+    try:
+        [directory] = default_specs("", cli_options, config)
+        paths = expand((directory,))
+    except SpecError:
+        return ()
+    specs, _ = read_specs(paths, [display_name(path, source.root) for path in paths])
+    records = last_runs(source, project_options(source, cli_options, config)[SINCE_RECORDS],
+                        specs)
+    wanted = set(changed)
+    return tuple(spec for spec in specs
+                 if (record := records.get(spec.id)) is not None and record & wanted)
 
 
 class _Quiet(PinConsole):
@@ -175,7 +220,10 @@ def _final(result: RunResult, tests: tuple[str, ...], passing: int,
     survived, caught, left = [], [], []
     for made, outcome in _paired(drafted, spec.mutations):
         entry = _mutation(made)
-        if outcome.verdict is Verdict.SURVIVED:
+        if outcome.never_imported:  # code no test imports: nothing the tests could pin
+            left.append({"name": entry["name"], "file": entry["file"], "line": entry["_line"],
+                         "verdict": outcome.verdict.value, "why": NEVER_IMPORTED})
+        elif outcome.verdict is Verdict.SURVIVED:
             survived.append({**entry, "_review": REVIEW})
         elif outcome.verdict is Verdict.CAUGHT:
             caught.append(entry)
@@ -194,7 +242,7 @@ def _survivors(console: Console, result: RunResult, drafted: Sequence[Anchored],
     """The actionable part: each survivor with file:line and its diff."""
     [spec] = result.specs
     for made, outcome in _paired(drafted, spec.mutations):
-        if outcome.verdict is not Verdict.SURVIVED:
+        if outcome.verdict is not Verdict.SURVIVED or outcome.never_imported:
             continue
         candidate = made.candidate
         data = texts[candidate.file].encode("utf-8")

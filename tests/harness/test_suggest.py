@@ -134,6 +134,46 @@ def test_without_a_changed_or_named_test_suggest_says_to_name_one(
     assert "explained: docs/messages.md#SuggestError" in done.err
 
 
+def test_without_a_changed_test_the_specs_whose_evidence_loaded_the_changed_file_name_them(
+    make_project: Callable[..., Project], cli: Cli
+) -> None:
+    project = make_project()  # specs/calc.json, its tests tests/test_calc.py
+    verified = cli(project.root, "verify", "--evidence", "evidence", "--no-progress")
+    assert verified.code == 0, verified.out + verified.err
+    project.commit("evidence: the record of what the spec's tests loaded")
+    project.write("src/calc.py", CALC.replace("    if value > high:\n",
+                                              "    if value > high:  # the cap\n"))
+    project.commit("a change without a test")
+
+    done = cli(project.root, "suggest", "--since", "HEAD~1", "--no-progress")
+
+    assert done.code == 0, done.out + done.err
+    assert "tests: tests/test_calc.py" in done.out
+    assert ("(no test file changed: the tests of specs/calc.json, whose evidence records "
+            "loading a changed file)") in done.out
+    assert _draft(project)["tests"] == ["tests/test_calc.py"]
+
+
+def test_a_candidate_in_code_no_test_imports_is_left_out_of_the_draft_saying_why(
+    make_project: Callable[..., Project], cli: Cli
+) -> None:
+    project = make_project()
+    project.write("src/extra.py", "def positive(n):\n    return n > 0\n")
+    project.write("src/unused.py", "def negative(n):\n    return n < 0\n")
+    project.write("tests/test_extra.py",
+                  "from extra import positive\n\n\ndef test_one():\n    assert positive(1)\n")
+
+    done = cli(project.root, "suggest", "--since", "HEAD", "--no-progress")
+
+    assert done.code == 0, done.out + done.err
+    draft = _draft(project)
+    assert [m["file"] for m in draft["mutations"]] == ["src/extra.py"]
+    [left] = draft["_left_out"]
+    assert (left["file"], left["line"], left["verdict"]) == ("src/unused.py", 2, "SURVIVED")
+    assert left["why"].startswith("no process of the tests' run loaded this file")
+    assert "SURVIVED src/unused.py" not in done.out  # not among the survivors to act on
+
+
 def test_without_since_suggest_says_to_name_the_revision(
     make_project: Callable[..., Project], cli: Cli
 ) -> None:
