@@ -26,7 +26,7 @@ _CARRIED_ARGS = {
 }
 _REQUIRED_ARG = {StepKind.RUN_COMMAND: "command", StepKind.VIEW_FILE: "file_path"}
 _EXIT_PATTERN = re.compile(
-    r"exit code:\s*(-?\d+)|exited with code\s+(-?\d+)|\[exit\s+(-?\d+)\]", re.IGNORECASE
+    r"exit code:?\s*(-?\d+)|exited with code\s+(-?\d+)|\[exit\s+(-?\d+)\]", re.IGNORECASE
 )
 TOOL_ERROR_PREFIX = "[tool error]"
 
@@ -66,11 +66,16 @@ class BridgeResult:
 
 
 def observation_text(content: object) -> str:
-    """Flatten a tool result's content (a string or a list of text parts) into one string."""
+    """Flatten a tool result's content (a string or a list of parts) into one string: its
+    text parts' texts, one a line; an image or any other part adds nothing."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
+        return "\n".join(
+            str(part["text"]) for part in content
+            if isinstance(part, Mapping) and part.get("type", "text") == "text"
+            and "text" in part
+        )
     return ""
 
 

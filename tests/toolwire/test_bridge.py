@@ -87,6 +87,7 @@ def test_the_run_command_observation_is_sent_once() -> None:
         ('{"exit_code": 5, "output": "x"}', 5),
         ('{"metadata": {"exit_code": 6}, "output": "x"}', 6),
         ("Exit code: 1\nretrying\nExit code: 0", 0),
+        ("Error: Exit code 127\n/bin/sh: nope: not found", 127),  # Claude Code's Bash tool
     ],
 )
 def test_the_exit_code_is_parsed_from_the_observation(observation: str, code: int) -> None:
@@ -109,6 +110,11 @@ def test_a_signalled_failure_never_reads_as_success() -> None:
     assert parse_exit_code("Exit code: 7", is_error=True) == 7
 
 
+def test_claude_code_s_failure_line_gives_its_number_not_1() -> None:
+    # its Bash tool's failed result: is_error, and "Exit code N" (no colon) as the first line
+    assert only_step(bash_round("Exit code 2\nboom", is_error=True)).exit_code == 2
+
+
 def test_an_unknown_status_leaves_the_exit_code_absent() -> None:
     step = only_step(bash_round("just some output"))
 
@@ -129,6 +135,17 @@ def test_a_read_call_becomes_a_view_file_step_with_its_text_content() -> None:
         "x = 1\ny = 2",
         None,
     )
+
+
+def test_a_result_s_image_part_adds_nothing_to_the_observation() -> None:
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                         "data": "iVBORw0KGgo="}}
+    history = [
+        assistant(call("r1", "Read", file_path="/shot.png")),
+        result("r1", [{"type": "text", "text": "x = 1"}, image, {"type": "text", "text": "y = 2"}]),
+    ]
+
+    assert only_step(history).observation == "x = 1\ny = 2"
 
 
 def test_an_unmapped_call_and_its_result_are_kept_for_the_text_path() -> None:
