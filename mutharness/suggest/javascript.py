@@ -123,7 +123,9 @@ class _Finder:
         elif kind == "expression_statement":
             [expression, *_] = node.named_children or [node]
             if expression.type == "call_expression" and not self._logging(expression):
-                yield node, ";", Operator.CALL_REMOVED, "call removed"
+                callee = expression.child_by_field_name("function")
+                said = self.text(callee) if callee is not None else "the call"
+                yield node, ";", Operator.CALL_REMOVED, f"{said}(...) removed"
         elif kind == "await_expression" and node.named_children:
             yield node, self.text(node.named_children[0]), Operator.AWAIT_DROPPED, \
                 "await dropped"
@@ -166,7 +168,8 @@ class _Finder:
             if argument is not None:
                 yield inner, self.text(argument), Operator.NEGATED_CONDITION, "! dropped"
             return
-        yield inner, f"!({self.text(inner)})", Operator.NEGATED_CONDITION, "negated"
+        negated = f"!({self.text(inner)})"
+        yield inner, negated, Operator.NEGATED_CONDITION, negated
 
     def _guard(self, node: tree_sitter.Node) -> Iterator[
             tuple[tree_sitter.Node, str, Operator, str]]:

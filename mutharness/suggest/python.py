@@ -164,7 +164,7 @@ class _Finder(cst.CSTVisitor):
             self._add(test, inner, Operator.NEGATED_CONDITION, "not dropped")
         else:
             text = self.module.code_for_node(_bare(test))
-            self._add(test, f"not ({text})", Operator.NEGATED_CONDITION, "negated")
+            self._add(test, f"not ({text})", Operator.NEGATED_CONDITION, f"not ({text})")
 
     def visit_If(self, node: cst.If) -> None:
         self._condition(node.test)
@@ -192,7 +192,8 @@ class _Finder(cst.CSTVisitor):
     def visit_Expr(self, node: cst.Expr) -> None:
         value = node.value
         if isinstance(value, cst.Call) and not _quiet(value):
-            self._add(node, "pass", Operator.CALL_REMOVED, "call removed")
+            callee = self.module.code_for_node(_bare(value.func))
+            self._add(node, "pass", Operator.CALL_REMOVED, f"{callee}(...) removed")
 
     def _defaults(self, node: cst.FunctionDef) -> None:
         for param in [*node.params.params, *node.params.kwonly_params]:

@@ -97,3 +97,15 @@ def test_only_the_changed_lines_get_candidates_and_a_file_that_does_not_parse_ha
     source = "function f(a, b) {\n  const x = a < b;\n  return a === b;\n}\n"
     assert {c.line for c in javascript_candidates("m.js", source, [3])} == {3}
     assert javascript_candidates("m.js", "function f( {\n", [1]) == []
+
+
+def test_two_removed_calls_and_a_negated_condition_are_named_by_their_own_text() -> None:
+    source = ("function save(record) {\n  if (record.ready) {\n    record.flush();\n  }\n"
+              "  store.put(record);\n}\n")
+    names = {c.line: c.name for c in javascript_candidates("m.js", source, range(1, 7))
+             if c.operator.value in ("call-removed", "negated-condition")}
+    assert names == {
+        2: "the condition is negated in save: !(record.ready) (negated-condition)",
+        3: "the call is skipped in save: record.flush(...) removed (call-removed)",
+        5: "the call is skipped in save: store.put(...) removed (call-removed)",
+    }

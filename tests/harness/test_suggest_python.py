@@ -187,3 +187,15 @@ def test_a_line_repeated_hundreds_of_times_still_grows_an_anchor_that_occurs_onc
     made = anchored(text, Candidate("m.py", 300, start + 4, start + 5, "2", Operator.BOUNDARY,
                                     "", ""))
     assert made is not None and made.anchor == "x = 1\ny = 2\n"
+
+
+def test_two_removed_calls_and_a_negated_condition_are_named_by_their_own_text() -> None:
+    source = ("def save(record, log):\n    if record.ready:\n        record.flush()\n"
+              "    store.put(record)\n")
+    names = {c.line: c.name for c in python_candidates("m.py", source, range(1, 5))
+             if c.operator in (Operator.CALL_REMOVED, Operator.NEGATED_CONDITION)}
+    assert names == {
+        2: "the condition is negated in save: not (record.ready) (negated-condition)",
+        3: "the call is skipped in save: record.flush(...) removed (call-removed)",
+        4: "the call is skipped in save: store.put(...) removed (call-removed)",
+    }
