@@ -89,12 +89,14 @@ def run(console: Console, cli_options: Mapping[str, Any], request: Request,
         "name the tests with --test PATH_OR_ID (or verify a spec of them into evidence, "
         "whose record then names them)")
     untracked = frozenset(line[3:] for line in changes if line.startswith("?? "))
-    texts, candidates = _candidates(source, base, request, changed, runner, tests, untracked)
+    texts, candidates, examined = _candidates(source, base, request, changed, runner, tests,
+                                              untracked)
     lines = one_per_line(candidates)
     kept = spread(lines, request.most)
     drafted = [made for made in (anchored(texts[c.file], c) for c in kept) if made is not None]
-    console.line(f"suggest: {len(candidates)} candidate(s) on {len(lines)} changed line(s) "
-                 f"since {request.rev} ({base[:12]}) in {len(texts)} file(s); {len(drafted)} "
+    console.line(f"suggest: {len(candidates)} candidate(s) on {len(lines)} of {examined} "
+                 f"changed line(s) since {request.rev} ({base[:12]}) in {len(texts)} file(s); "
+                 f"{len(drafted)} "
                  f"kept (one a line, at most --max {request.most}); tests: {' '.join(tests)}")
     if recorded:
         console.line(f"  (no test file changed: the tests of {', '.join(s.path for s in recorded)}"
@@ -126,6 +128,14 @@ def run(console: Console, cli_options: Mapping[str, Any], request: Request,
         console.line(f"no draft: {said}", "red")
         return int(result.exit_code())
     final = _final(result, tests, pin.total, drafted, request, base)
+    if not final["mutations"]:  # a spec needs one: nothing to pin is said, never drafted
+        console.results(settings.json_path or run_dir / RESULTS)
+        console.line(f"no draft: none of the {len(drafted)} candidate(s) run has a verdict "
+                     "to pin", "yellow")
+        for left in final["_left_out"]:
+            console.line(f"  {left['verdict']} {left['file']}:{left['line']}  "
+                         f"{left['name']}: {left['why']}", "yellow")
+        return 0
     out.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(out, _dumped(final))
     console.results(settings.json_path or run_dir / RESULTS)
@@ -170,13 +180,14 @@ class _Quiet(PinConsole):
 def _candidates(
     source: SourceRepo, base: str, request: Request, changed: tuple[str, ...], runner: str,
     tests: tuple[str, ...], untracked: frozenset[str],
-) -> tuple[dict[str, str], list[Candidate]]:
+) -> tuple[dict[str, str], list[Candidate], int]:
     """The texts of the changed source files the runner's tests test (Python for pytest,
-    JavaScript and TypeScript for node) and every candidate on their changed lines (all lines
-    of an --all-lines file)."""
+    JavaScript and TypeScript for node), every candidate on their changed lines (all lines
+    of an --all-lines file), and how many lines they were looked for on."""
     code = fix_files(changed, runner, tests, (), ("specs", "evidence", ".mutharness"))
     texts: dict[str, str] = {}
     found: list[Candidate] = []
+    examined = 0
     for path in code:
         file = source.root.joinpath(*path.split("/"))
         reader = READERS.get(Path(path).suffix)
@@ -186,14 +197,15 @@ def _candidates(
             text = file.read_bytes().decode("utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        every = range(1, text.count("\n") + 2)
+        every = range(1, text.count("\n") + (not text.endswith("\n")) + 1)
         lines = (every if path in request.all_lines or path in untracked
                  else source.changed_lines(base, path))
+        examined += len(lines)
         made = reader[1](path, text, lines)
         if made:
             texts[path] = text
             found.extend(made)
-    return texts, found
+    return texts, found, examined
 
 
 def _mutation(made: Anchored) -> dict[str, Any]:

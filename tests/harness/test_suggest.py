@@ -172,6 +172,24 @@ def test_a_candidate_in_code_no_test_imports_is_left_out_of_the_draft_saying_why
     assert (left["file"], left["line"], left["verdict"]) == ("src/unused.py", 2, "SURVIVED")
     assert left["why"].startswith("no process of the tests' run loaded this file")
     assert "SURVIVED src/unused.py" not in done.out  # not among the survivors to act on
+    assert "candidate(s) on 2 of 4 changed line(s) since HEAD" in done.out  # 2 new files
+
+
+def test_when_no_candidate_run_has_a_verdict_to_pin_no_draft_is_written_and_each_says_why(
+    make_project: Callable[..., Project], cli: Cli
+) -> None:
+    project = make_project()
+    project.write("src/unused.py", "def negative(n):\n    return n < 0\n")
+    project.write("tests/test_more.py",
+                  "from calc import clamp\n\n\ndef test_one():\n    assert clamp(1, 0, 2) == 1\n")
+
+    done = cli(project.root, "suggest", "--since", "HEAD", "--no-progress")
+
+    assert done.code == 0, done.out + done.err
+    assert "no draft: none of the 1 candidate(s) run has a verdict to pin" in done.out
+    assert "  SURVIVED src/unused.py:2  the boundary moves in negative: < -> <= (boundary): " \
+           "no process of the tests' run loaded this file" in done.out
+    assert not (project.root / ".mutharness/suggest/draft.json").exists()
 
 
 def test_without_since_suggest_says_to_name_the_revision(
