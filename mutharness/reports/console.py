@@ -461,9 +461,9 @@ class Console:
             self.line(f"  {_label(result.mutation.name)}: {printable(mismatch(result))}", "red")
         if any(r.mutation.expect_caught and r.verdict is Verdict.SURVIVED for r in unexpected):
             self.line(
-                "hint: a survivor means no test drives the mutated line. Add an assertion that\n"
-                "      exercises the real call site, or, if the defect is harmless, mark it\n"
-                '      "expectCaught": false and say why in its name.'
+                "hint: a survivor means no test failed with the defect in: none checks what\n"
+                "      the mutated line does. Add an assertion on its effect, or, if the defect\n"
+                '      is harmless, mark it "expectCaught": false and say why in its name.'
             )
         if any(not r.mutation.expect_caught and r.verdict is Verdict.CAUGHT for r in unexpected):
             self.line(

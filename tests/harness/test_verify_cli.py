@@ -195,7 +195,8 @@ def test_unexpected_results_are_marked_listed_with_a_hint_and_exit_1(
         "  caught, but not by the test it names: expected CAUGHT, got CAUGHT "
         "but not by tests/test_calc.py::test_clamp_above"
     ) in lines
-    assert any(line.startswith("hint: a survivor means no test drives") for line in lines)
+    assert any(line.startswith("hint: a survivor means no test failed with the defect in")
+               for line in lines)
     assert "behaved as expected; tree clean" not in done.out
 
 
