@@ -128,6 +128,18 @@ def _this_repository(base: Path) -> Path:
     return base / "mutharness"
 
 
+SESSION_FIX = "5e656c04663a89a8460e4ebb0c9ac5396a9b5a32"  # the bridge fix suggest drafted for
+
+
+def _session(base: Path) -> Path:
+    """This repository at its bridge fix (a real commit of its history: Claude Code's failed
+    Bash result read, image parts left out), the change `mutharness suggest` drafted
+    specs/bridge-observations.json from, in the commit after it."""
+    root = _this_repository(base)
+    git(root, "reset", "-q", "--hard", SESSION_FIX)
+    return root
+
+
 def _calc(base: Path) -> Path:
     """The calc project: two specs on one test file (4 tests)."""
     project = calc_project(base / "calc")
@@ -303,6 +315,8 @@ SCENES: dict[str, Setting] = {
     "redfirst": Setting(_redfirst),
     "evidence-check": Setting(_evidence_check),
     "suggest": Setting(_suggest),
+    "suggest-session": Setting(_session),
+    "suggest-draft": Setting(_session),
     "reports": Setting(_reports),
     "node-tally": Setting(_node_tally, node=20, needs_npm=True),
     "node-monorepo": Setting(_node_monorepo, node=20, needs_npm=True),
@@ -313,10 +327,11 @@ SCENES: dict[str, Setting] = {
 
 
 def _shim(directory: Path) -> Path:
-    """A directory holding a `mutharness` command: this interpreter's mutharness."""
+    """A directory holding a `mutharness` command: this interpreter's mutharness (`-P`: never
+    the copy in the directory a command runs in, as in a clone of this repository)."""
     directory.mkdir(parents=True, exist_ok=True)
     command = directory / "mutharness"
-    command.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m mutharness "$@"\n',
+    command.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -P -m mutharness "$@"\n',
                        encoding="utf-8")
     command.chmod(0o755)
     return directory
