@@ -26,8 +26,10 @@ _CARRIED_ARGS = {
 }
 _REQUIRED_ARG = {StepKind.RUN_COMMAND: "command", StepKind.VIEW_FILE: "file_path"}
 _EXIT_PATTERN = re.compile(
-    r"exit code:?\s*(-?\d+)|exited with code\s+(-?\d+)|\[exit\s+(-?\d+)\]", re.IGNORECASE
+    r"exit code:\s*(-?\d+)|exited with code\s+(-?\d+)|\[exit\s+(-?\d+)\]", re.IGNORECASE
 )
+# Claude Code's failed Bash result starts "Exit code N" (no colon), "Error: " before it at times
+_LEADING_EXIT = re.compile(r"\s*(?:error:\s*)?exit code\s+(-?\d+)\b", re.IGNORECASE)
 TOOL_ERROR_PREFIX = "[tool error]"
 
 
@@ -97,6 +99,9 @@ def _json_exit_code(observation: str) -> int | None:
 def parse_exit_code(observation: str, is_error: bool = False) -> int | None:
     """The exit code a result reports; 1 for a failure signalled without a number, else None."""
     code = _json_exit_code(observation)
+    leading = _LEADING_EXIT.match(observation)
+    if code is None and leading is not None:
+        code = int(leading.group(1))
     if code is None:
         matches = list(_EXIT_PATTERN.finditer(observation))
         if matches:

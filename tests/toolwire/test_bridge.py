@@ -115,6 +115,15 @@ def test_claude_code_s_failure_line_gives_its_number_not_1() -> None:
     assert only_step(bash_round("Exit code 2\nboom", is_error=True)).exit_code == 2
 
 
+def test_claude_code_s_leading_failure_line_wins_over_an_exit_code_its_output_mentions() -> None:
+    output = "Exit code 1\nlint: exit code: 2 means warnings only"
+    assert only_step(bash_round(output, is_error=True)).exit_code == 1
+
+
+def test_output_that_mentions_an_exit_code_without_a_colon_reports_none() -> None:
+    assert parse_exit_code("the manual says exit code 2 means misuse") is None
+
+
 def test_an_unknown_status_leaves_the_exit_code_absent() -> None:
     step = only_step(bash_round("just some output"))
 
