@@ -12,7 +12,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -225,8 +225,8 @@ class Made:
     root: Path
     environment: Path
     flags: tuple[str, ...]
-    env: dict[str, str]
-    offline: tuple[str, ...]
+    env: Mapping[str, str]
+    offline: tuple[str, ...]  # uv's flags: the wheelhouse alone
 
 
 def _python(environment: Path) -> Path:
@@ -234,8 +234,17 @@ def _python(environment: Path) -> Path:
 
 
 def _run(argv: list[str | Path], made: Made) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(arg) for arg in argv], cwd=made.root, env=made.env,
+    return subprocess.run([str(arg) for arg in argv], cwd=made.root, env=dict(made.env),
                           capture_output=True, text=True, encoding="utf-8")
+
+
+def _offline(wheelhouse: Path, scratch: Path) -> tuple[dict[str, str], tuple[str, ...]]:
+    """The environment (pip's and uv's: the wheelhouse alone, uv's own cache and no user
+    config, this interpreter) and uv's flags every command of a made project runs with."""
+    env = {**_environment(), "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheelhouse),
+           "UV_CACHE_DIR": str(scratch / "uv-cache"), "UV_PYTHON": sys.executable,
+           "UV_NO_CONFIG": "1"}
+    return env, ("--offline", "--no-index", "--find-links", str(wheelhouse))
 
 
 def _uv_project(project: Project, uv: Path, wheelhouse: Path, scratch: Path) -> Made:
@@ -243,10 +252,7 @@ def _uv_project(project: Project, uv: Path, wheelhouse: Path, scratch: Path) -> 
     environment in `.venv`, which mutharness finds itself)."""
     project.write("pyproject.toml", UV_PROJECT.replace("{platform}", sys.platform))
     project.write(".gitignore", ".venv/\n")
-    made = Made(project.root, project.root / ".venv", (),
-                {**_environment(), "UV_CACHE_DIR": str(scratch / "uv-cache"),
-                 "UV_PYTHON": sys.executable, "UV_NO_CONFIG": "1"},
-                ("--offline", "--no-index", "--find-links", str(wheelhouse)))
+    made = Made(project.root, project.root / ".venv", (), *_offline(wheelhouse, scratch))
     for command in ("lock", "sync"):
         done = _run([uv, command, *made.offline], made)
         assert done.returncode == 0, done.stdout + done.stderr
@@ -254,7 +260,8 @@ def _uv_project(project: Project, uv: Path, wheelhouse: Path, scratch: Path) -> 
     return made
 
 
-def _tox_project(project: Project, tox: Path, wheelhouse: Path, wheel: Path) -> Made:
+def _tox_project(project: Project, tox: Path, wheelhouse: Path, wheel: Path,
+                 scratch: Path) -> Made:
     """A tox project as tox makes it (its environments in `.tox`, inside the repository,
     git-ignored; `tox -e py` run once): `--python` names `.tox/py`'s interpreter to a
     mutharness installed elsewhere."""
@@ -263,8 +270,7 @@ def _tox_project(project: Project, tox: Path, wheelhouse: Path, wheel: Path) -> 
     project.commit("a tox project")
     environment = project.root / ".tox" / "py"
     made = Made(project.root, environment, ("--python", str(_python(environment))),
-                {**_environment(), "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheelhouse)},
-                ())
+                *_offline(wheelhouse, scratch))
     done = _run([tox, "-e", "py"], made)
     assert done.returncode == 0, done.stdout + done.stderr
     return made
@@ -278,7 +284,7 @@ def made(request: pytest.FixtureRequest, make_project: Callable[..., Project],
     project = make_project()
     if request.param == "uv":
         return _uv_project(project, tool, wheelhouse, tmp_path)
-    return _tox_project(project, tool, wheelhouse, wheel)
+    return _tox_project(project, tool, wheelhouse, wheel, tmp_path)
 
 
 def _verified(made: Made, argv: list[str | Path]) -> subprocess.CompletedProcess[str]:
