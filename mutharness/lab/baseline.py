@@ -55,7 +55,7 @@ class SpecStopped(Exception):
                        tests=error.tests)
         first, *rest = error.message().splitlines()
         return Pin(spec.path, spec.expect_baseline_pass, reason=first,
-                   remedy=tuple(line.strip() for line in rest if line.strip()))
+                   detail=tuple(line.strip() for line in rest if line.strip()))
 
 
 @dataclass(frozen=True)

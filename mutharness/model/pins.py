@@ -36,7 +36,7 @@ class Pin:
     unlisted: tuple[str, ...] = ()  # other skips: accepted, never counted
     reason: str = ""  # why the measurement cannot be believed (UNTRUSTWORTHY)
     tests: tuple[str, ...] = ()  # the tests the reason is about (failing, unstable)
-    remedy: tuple[str, ...] = ()  # what to do about the reason, where its error says
+    detail: tuple[str, ...] = ()  # its error's lines after the reason: its remedy, its files
 
     @property
     def total(self) -> int:
@@ -77,7 +77,7 @@ class Pin:
             "line": self.line(), "state": self.state.value, "spec": self.spec,
             "expected": self.expected, "passed": self.passed, "approved": list(self.approved),
             "unlisted": list(self.unlisted), "total": self.total, "reason": self.reason,
-            "tests": list(self.tests), "remedy": list(self.remedy),
+            "tests": list(self.tests), "detail": list(self.detail),
         }
 
 

@@ -514,7 +514,7 @@ def _spec(reader: _Reader, texts: Mapping[str, str] | None) -> SpecResult:
     pin = None if pin_reader is None else Pin(
         pin_reader.text("spec"), pin_reader.integer("expected"), pin_reader.integer("passed"),
         pin_reader.texts("approved"), pin_reader.texts("unlisted"), pin_reader.text("reason"),
-        pin_reader.texts("tests"), pin_reader.texts("remedy", ()),
+        pin_reader.texts("tests"), pin_reader.texts("detail", ()),
     )
     pin_depends = {} if pin_reader is None else pin_reader.table("depends_on")
     red = reader.child("red_first") if "red_first" in reader.document else None
