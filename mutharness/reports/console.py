@@ -318,7 +318,7 @@ class Console:
         self.line(pin.line(), colour)
         for test in pin.tests[:20]:
             self.line(f"    {printable(test)}", colour)
-        for line in pin.remedy:
+        for line in pin.detail:
             self.line(f"    {printable(line)}", colour)
 
     def results(self, path: Path) -> None:
@@ -459,7 +459,8 @@ class Console:
         )
         for result in unexpected:
             self.line(f"  {_label(result.mutation.name)}: {printable(mismatch(result))}", "red")
-        if any(r.mutation.expect_caught and r.verdict is Verdict.SURVIVED for r in unexpected):
+        if any(r.mutation.expect_caught and r.verdict is Verdict.SURVIVED
+               and not r.never_imported for r in unexpected):  # that one has its own note
             self.line(
                 "hint: a survivor means no test failed with the defect in: none checks what\n"
                 "      the mutated line does. Add an assertion on its effect, or, if the defect\n"

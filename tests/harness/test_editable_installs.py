@@ -286,6 +286,25 @@ def test_a_mutant_in_a_module_no_test_imports_is_reported_as_never_imported(
     assert "never imported: the mutant did not run" in evidence and "| **never** |" in evidence
 
 
+
+def test_an_expected_catch_never_imported_gets_its_note_not_the_hint_to_add_an_assertion(
+    make_project: ProjectFactory
+) -> None:
+    project = make_project()
+    project.write("src/unused.py", "LIMIT = 10\n")
+    project.spec("calc", {
+        "tests": ["tests/test_calc.py"], "expectBaselinePass": 4,
+        "mutations": [{"name": "the limit moves", "file": "src/unused.py", "anchor": "10",
+                       "replacement": "11"}],
+    })
+    project.commit("a module no test imports, its mutation expected caught")
+
+    done = in_process(project.root, "verify", "specs/calc.json")
+
+    assert done.code == 1, done.out + done.err
+    assert "note: 1 mutant(s) never imported" in done.out
+    assert "hint: a survivor means" not in done.out
+
 def _installed_copy(make_project: ProjectFactory, make_venv: VenvFactory, tool_site: Path,
                     wheelhouse: Path) -> tuple[Project, Venv]:
     """The package project, installed into a venv as a copy (as tox does by default)."""
