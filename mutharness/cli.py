@@ -397,7 +397,8 @@ def suggest_command(
     specs whose evidence records loading a changed file) as verify runs them, the working
     tree included. The draft (a spec in the usual format, its expectBaselinePass
     measured) lists the survivors first, marked for review, then the caught; the console ends
-    with each survivor's file:line and diff. Exit 0 once the draft is written.
+    with each survivor's file:line and diff. Exit 0 once the draft is written, or once
+    it is said that no candidate run has a verdict to pin (then none is).
     """
     from mutharness.reports.console import Console
 

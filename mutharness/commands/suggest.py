@@ -70,7 +70,8 @@ class Request:
 def run(console: Console, cli_options: Mapping[str, Any], request: Request,
         config: Path | None) -> int:
     """The command line's suggest, from its parsed arguments to its exit code: 0 once the
-    draft is written (its survivors are for the author, not a failed gate)."""
+    draft is written (its survivors are for the author, not a failed gate), or once it is
+    said that nothing could be drafted."""
     source = open_repository()
     named = source.base_commit(request.rev)
     base = source.fork_point(named) or named  # a branch main moved past: where they meet
@@ -81,31 +82,33 @@ def run(console: Console, cli_options: Mapping[str, Any], request: Request,
     if not changed:
         raise SuggestError(request.rev, "nothing changed since: there is no line to mutate",
                            "name the commit the change starts from, e.g. --since HEAD~1")
-    recorded = () if request.tests or _tests_changed(changed, tracked) else _recorded(
-        source, changed, cli_options, config)
+    recorded = () if request.tests or _tests_changed(changed, tracked) else tuple(
+        spec for spec in _recorded(source, changed, cli_options, config)
+        if spec.runner in _runners_of(changed))
     runner, tests = chosen_tests(
         request.tests, recorded, changed, tracked,
         lambda problem, remedy: SuggestError(request.rev, problem, remedy),
         "name the tests with --test PATH_OR_ID (or verify a spec of them into evidence, "
         "whose record then names them)")
     untracked = frozenset(line[3:] for line in changes if line.startswith("?? "))
-    texts, candidates, examined = _candidates(source, base, request, changed, runner, tests,
-                                              untracked)
+    texts, candidates, (files, examined) = _candidates(source, base, request, changed, runner,
+                                                       tests, untracked)
     lines = one_per_line(candidates)
     kept = spread(lines, request.most)
     drafted = [made for made in (anchored(texts[c.file], c) for c in kept) if made is not None]
     console.line(f"suggest: {len(candidates)} candidate(s) on {len(lines)} of {examined} "
-                 f"changed line(s) since {request.rev} ({base[:12]}) in {len(texts)} file(s); "
+                 f"changed line(s) since {request.rev} ({base[:12]}) in {files} file(s); "
                  f"{len(drafted)} "
                  f"kept (one a line, at most --max {request.most}); tests: {' '.join(tests)}")
     if recorded:
         console.line(f"  (no test file changed: the tests of {', '.join(s.path for s in recorded)}"
                      ", whose evidence records loading a changed file)")
+    out = request.out or source.run_dir / DRAFT
     if not drafted:
         console.line("no candidate to run: nothing is drafted")
+        _earlier(console, out)
         return 0
     run_dir = source.ensure_run_dir()
-    out = request.out or run_dir / DRAFT
     draft = run_dir / RUNNING / (out.stem + ".json")
     draft.parent.mkdir(parents=True, exist_ok=True)
     command = ("mutharness", "suggest", "--since", request.rev)
@@ -117,7 +120,7 @@ def run(console: Console, cli_options: Mapping[str, Any], request: Request,
         [pin] = baseline.measure(settings, _Quiet(), os.environ, 1, lambda pin: None)
         if pin.state is PinState.UNTRUSTWORTHY:
             raise SuggestError(request.rev, f"the tests' baseline cannot be trusted: "
-                               f"{pin.reason}", "\n  ".join(pin.remedy) or
+                               f"{pin.reason}", "\n  ".join(pin.detail) or
                                "make the tests pass at the working tree first")
         write_atomic(draft, _dumped(_document(tests, pin.total, drafted, request, base)))
         result = verify.execute(settings, console, os.environ)
@@ -126,15 +129,17 @@ def run(console: Console, cli_options: Mapping[str, Any], request: Request,
             spec.error):
         said = spec.error if spec is not None and spec.error else "the run stopped"
         console.line(f"no draft: {said}", "red")
+        _earlier(console, out)
         return int(result.exit_code())
     final = _final(result, tests, pin.total, drafted, request, base)
     if not final["mutations"]:  # a spec needs one: nothing to pin is said, never drafted
         console.results(settings.json_path or run_dir / RESULTS)
         console.line(f"no draft: none of the {len(drafted)} candidate(s) run has a verdict "
                      "to pin", "yellow")
-        for left in final["_left_out"]:
+        for left in final.get("_left_out", ()):
             console.line(f"  {left['verdict']} {left['file']}:{left['line']}  "
                          f"{left['name']}: {left['why']}", "yellow")
+        _earlier(console, out)
         return 0
     out.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(out, _dumped(final))
@@ -170,6 +175,19 @@ def _recorded(source: SourceRepo, changed: Sequence[str], cli_options: Mapping[s
                  if (record := records.get(spec.id)) is not None and record & wanted)
 
 
+def _earlier(console: Console, out: Path) -> None:
+    """Said when no draft is written: the draft file an earlier run left is not this one's."""
+    if out.is_file():
+        console.line(f"{shown(out)} still holds an earlier run's draft, not one of this "
+                     "change", "yellow")
+
+
+def _runners_of(changed: Sequence[str]) -> frozenset[str]:
+    """The runners whose tests test a changed source file (by its suffix: `READERS`)."""
+    return frozenset(READERS[suffix][0] for path in changed
+                     if (suffix := Path(path).suffix) in READERS)
+
+
 class _Quiet(PinConsole):
     """The pin's measurement: said by the run that follows, not twice."""
 
@@ -180,14 +198,14 @@ class _Quiet(PinConsole):
 def _candidates(
     source: SourceRepo, base: str, request: Request, changed: tuple[str, ...], runner: str,
     tests: tuple[str, ...], untracked: frozenset[str],
-) -> tuple[dict[str, str], list[Candidate], int]:
+) -> tuple[dict[str, str], list[Candidate], tuple[int, int]]:
     """The texts of the changed source files the runner's tests test (Python for pytest,
     JavaScript and TypeScript for node), every candidate on their changed lines (all lines
-    of an --all-lines file), and how many lines they were looked for on."""
+    of an --all-lines file), and how many files and lines they were looked for on."""
     code = fix_files(changed, runner, tests, (), ("specs", "evidence", ".mutharness"))
     texts: dict[str, str] = {}
     found: list[Candidate] = []
-    examined = 0
+    files = examined = 0
     for path in code:
         file = source.root.joinpath(*path.split("/"))
         reader = READERS.get(Path(path).suffix)
@@ -197,15 +215,16 @@ def _candidates(
             text = file.read_bytes().decode("utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        every = range(1, text.count("\n") + (not text.endswith("\n")) + 1)
+        # git's count of a file's lines: the last one need not end in a newline; none if empty
+        every = range(1, text.count("\n") + (bool(text) and not text.endswith("\n")) + 1)
         lines = (every if path in request.all_lines or path in untracked
                  else source.changed_lines(base, path))
-        examined += len(lines)
+        files, examined = files + 1, examined + len(lines)
         made = reader[1](path, text, lines)
         if made:
             texts[path] = text
             found.extend(made)
-    return texts, found, examined
+    return texts, found, (files, examined)
 
 
 def _mutation(made: Anchored) -> dict[str, Any]:

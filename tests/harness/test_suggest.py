@@ -13,6 +13,7 @@ import pytest
 from conftest import CALC, Completed, Project, default_spec, git
 from nodes import NODE, committed, write_files
 
+from mutharness.commands.suggest import _runners_of
 from mutharness.repo.source import added_lines
 
 Cli = Callable[..., Completed]
@@ -138,6 +139,13 @@ def test_without_a_changed_test_the_specs_whose_evidence_loaded_the_changed_file
     make_project: Callable[..., Project], cli: Cli
 ) -> None:
     project = make_project()  # specs/calc.json, its tests tests/test_calc.py
+    project.write("src/other.py", "def twice(n):\n    return 2 * n\n")
+    project.write("tests/test_other.py",
+                  "from other import twice\n\n\ndef test_twice():\n    assert twice(2) == 4\n")
+    project.spec("other", {"tests": ["tests/test_other.py"], "expectBaselinePass": 1,
+                           "mutations": [{"name": "thrice", "file": "src/other.py",
+                                          "anchor": "2 * n", "replacement": "3 * n"}]})
+    project.commit("a second spec, whose tests load other.py alone")
     verified = cli(project.root, "verify", "--evidence", "evidence", "--no-progress")
     assert verified.code == 0, verified.out + verified.err
     project.commit("evidence: the record of what the spec's tests loaded")
@@ -159,7 +167,8 @@ def test_a_candidate_in_code_no_test_imports_is_left_out_of_the_draft_saying_why
 ) -> None:
     project = make_project()
     project.write("src/extra.py", "def positive(n):\n    return n > 0\n")
-    project.write("src/unused.py", "def negative(n):\n    return n < 0\n")
+    project.write("src/unused.py", "def negative(n):\n    return n < 0")  # no last newline
+    project.write("src/empty.py", "")
     project.write("tests/test_extra.py",
                   "from extra import positive\n\n\ndef test_one():\n    assert positive(1)\n")
 
@@ -172,7 +181,9 @@ def test_a_candidate_in_code_no_test_imports_is_left_out_of_the_draft_saying_why
     assert (left["file"], left["line"], left["verdict"]) == ("src/unused.py", 2, "SURVIVED")
     assert left["why"].startswith("no process of the tests' run loaded this file")
     assert "SURVIVED src/unused.py" not in done.out  # not among the survivors to act on
-    assert "candidate(s) on 2 of 4 changed line(s) since HEAD" in done.out  # 2 new files
+    # git's count of the new files' lines: 2, 2 (the last without a newline), none (empty)
+    assert "candidate(s) on 2 of 4 changed line(s) since HEAD" in done.out
+    assert "in 3 file(s); 2 kept" in done.out
 
 
 def test_when_no_candidate_run_has_a_verdict_to_pin_no_draft_is_written_and_each_says_why(
@@ -182,6 +193,7 @@ def test_when_no_candidate_run_has_a_verdict_to_pin_no_draft_is_written_and_each
     project.write("src/unused.py", "def negative(n):\n    return n < 0\n")
     project.write("tests/test_more.py",
                   "from calc import clamp\n\n\ndef test_one():\n    assert clamp(1, 0, 2) == 1\n")
+    earlier = project.write(".mutharness/suggest/draft.json", '{"an": "earlier draft"}')
 
     done = cli(project.root, "suggest", "--since", "HEAD", "--no-progress")
 
@@ -189,7 +201,15 @@ def test_when_no_candidate_run_has_a_verdict_to_pin_no_draft_is_written_and_each
     assert "no draft: none of the 1 candidate(s) run has a verdict to pin" in done.out
     assert "  SURVIVED src/unused.py:2  the boundary moves in negative: < -> <= (boundary): " \
            "no process of the tests' run loaded this file" in done.out
-    assert not (project.root / ".mutharness/suggest/draft.json").exists()
+    assert earlier.read_text("utf-8") == '{"an": "earlier draft"}'  # not this run's
+    assert (".mutharness/suggest/draft.json still holds an earlier run's draft, not one of "
+            "this change") in done.out
+
+
+def test_the_runners_of_changed_files_are_told_by_their_suffixes() -> None:
+    assert _runners_of(["src/a.py", "README.md"]) == {"pytest"}
+    assert _runners_of(["lib/b.mjs", "src/a.py", "src/c.ts"]) == {"pytest", "node"}
+    assert _runners_of(["docs/x.md", "setup.cfg"]) == frozenset()
 
 
 def test_without_since_suggest_says_to_name_the_revision(
