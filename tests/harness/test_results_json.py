@@ -111,7 +111,7 @@ def test_without_the_option_the_results_go_to_the_self_ignoring_run_directory(
     assert git(project.root, "status", "--porcelain") == "?? NOTES.txt\n"
 
 
-def test_a_file_several_specs_mutate_is_stored_once_and_read_back_whole(
+def test_a_file_several_specs_mutate_is_stored_once_and_read_back_whole_as_older_files_are(
     make_project: Callable[..., Project], tmp_path: Path
 ) -> None:
     project = make_project()
@@ -130,3 +130,8 @@ def test_a_file_several_specs_mutate_is_stored_once_and_read_back_whole(
     forged = {**document, "texts": {digest: text + "# not what ran\n"}}
     with pytest.raises(ResultsError, match="texts"):
         from_json(forged)
+    # a file written before the texts were stored once: no `texts`, each text in place
+    older = {**{key: value for key, value in document.items() if key != "texts"},
+             "specs": [{**spec, "sources": {"src/calc.py": text}} for spec in document["specs"]]}
+    assert [dict(spec.sources) for spec in from_json(older).specs] == [
+        {"src/calc.py": text}] * 2
