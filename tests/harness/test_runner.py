@@ -18,7 +18,7 @@ from conftest import (
     Recorder,
     Venv,
     default_spec,
-    harness_site_packages,
+    install,
     run_cli,
 )
 from inproc import in_process
@@ -193,15 +193,13 @@ def test_an_interpreter_without_pytest_is_refused_with_the_install_command(
 
 
 def test_an_interpreter_with_pytest_alone_runs_the_tests_and_gives_every_verdict(
-    make_project: ProjectFactory, make_venv: VenvFactory, tmp_path: Path
+    make_project: ProjectFactory, make_venv: VenvFactory, wheelhouse: Path
 ) -> None:
+    # pytest installed into the venv itself, as a project does (no pytest-json-report, no
+    # pytest-metadata); never linked from this suite's site-packages through a directory in
+    # the shared temp dir, which mutharness refuses when that site-packages is in /tmp too
     venv = make_venv("pytest-alone", with_pytest=False)
-    partial = tmp_path / "partial-site"
-    partial.mkdir()
-    for entry in harness_site_packages().iterdir():  # no pytest-json-report, no pytest-metadata
-        if not any(name in entry.name for name in ("json_report", "jsonreport", "metadata")):
-            (partial / entry.name).symlink_to(entry)
-    venv.add_pth("partial", str(partial))
+    install(venv, wheelhouse, f"pytest=={pytest.__version__}")
     missing = subprocess.run([str(venv.python), "-c", "import pytest_jsonreport"],
                              capture_output=True, text=True)
     assert "No module named 'pytest_jsonreport'" in missing.stderr
