@@ -81,14 +81,18 @@ def default_specs(what: str, cli_options: Mapping[str, Any] | None = None,
     """The specs' directory, for a command given no SPEC: `specs-dir` (the command line's,
     the project config's), else `specs/`, else the original layout's `test/mutations/`."""
     source = open_repository()
-    options = project_options(source, cli_options, config)
-    default = source.root.joinpath(*options[SPECS_DIR].split("/"))
+    default = specs_directory(source, project_options(source, cli_options, config))
     if not default.is_dir():
         raise SpecError((SpecProblem(
             display_name(default, source.root), "",
             f"is not a directory: name the spec files {what}, or set specs-dir",
         ),))
     return (default,)
+
+
+def specs_directory(source: SourceRepo, options: Options) -> Path:
+    """Where the project keeps its specs (`specs-dir`, laid out), in the user's tree."""
+    return source.root.joinpath(*options[SPECS_DIR].split("/"))
 
 
 def project_options(source: SourceRepo, cli_options: Mapping[str, Any] | None = None,
@@ -435,6 +439,15 @@ def with_directories(tracked: frozenset[str]) -> frozenset[str]:
                       for depth in range(1, path.count("/") + 1)}
 
 
+def changed_tests(changed: Sequence[str], tracked: frozenset[str]) -> dict[str, tuple[str, ...]]:
+    """The tracked test files among the `changed` paths, by the runner whose test file names
+    they have (runners with none left out)."""
+    found = {name: tuple(path for path in changed
+                         if path in tracked and RUNNERS[name].is_test_module(path))
+             for name in RUNNERS}
+    return {name: paths for name, paths in found.items() if paths}
+
+
 def chosen_tests(
     named: tuple[str, ...], specs: tuple[Spec, ...], changed: tuple[str, ...],
     tracked: frozenset[str], refuse: Callable[[str, str], MutharnessError],
@@ -457,12 +470,8 @@ def chosen_tests(
         runner = runners.pop()
         tests = tuple(dict.fromkeys(entry for spec in specs for entry in spec.tests))
     else:
-        found = {
-            name: tuple(path for path in changed
-                        if path in tracked and RUNNERS[name].is_test_module(path))
-            for name in RUNNERS
-        }
-        kinds = [name for name, paths in found.items() if paths]
+        found = changed_tests(changed, tracked)
+        kinds = list(found)
         if len(kinds) != 1:
             raise refuse("no test file changed since" if not kinds
                          else "test files of several runners changed since", naming)

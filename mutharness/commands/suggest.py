@@ -12,13 +12,14 @@ from typing import Any
 
 from mutharness.commands import baseline, verify
 from mutharness.commands.prepare import (
+    changed_tests,
     chosen_tests,
-    default_specs,
     expand,
     last_runs,
     open_repository,
     project_options,
     settings_of,
+    specs_directory,
 )
 from mutharness.errors import SpecError, SuggestError
 from mutharness.lab.logs import shown
@@ -32,7 +33,6 @@ from mutharness.options import SINCE_RECORDS
 from mutharness.repo.files import write_atomic
 from mutharness.repo.source import SourceRepo, status_paths
 from mutharness.reports.console import Console, PinConsole
-from mutharness.runners.registry import RUNNERS
 from mutharness.signals import interrupts
 from mutharness.static_check import tracked_with
 from mutharness.suggest.candidates import Anchored, Candidate, anchored, one_per_line, spread
@@ -82,7 +82,7 @@ def run(console: Console, cli_options: Mapping[str, Any], request: Request,
     if not changed:
         raise SuggestError(request.rev, "nothing changed since: there is no line to mutate",
                            "name the commit the change starts from, e.g. --since HEAD~1")
-    recorded = () if request.tests or _tests_changed(changed, tracked) else tuple(
+    recorded = () if request.tests or changed_tests(changed, tracked) else tuple(
         spec for spec in _recorded(source, changed, cli_options, config)
         if spec.runner in _runners_of(changed))
     runner, tests = chosen_tests(
@@ -150,26 +150,19 @@ def run(console: Console, cli_options: Mapping[str, Any], request: Request,
     return 0
 
 
-def _tests_changed(changed: Sequence[str], tracked: frozenset[str]) -> bool:
-    """Whether a test file of some runner is among the changed paths (what `chosen_tests`
-    takes when no test is named)."""
-    return any(path in tracked and kind.is_test_module(path)
-               for path in changed for kind in RUNNERS.values())
-
-
 def _recorded(source: SourceRepo, changed: Sequence[str], cli_options: Mapping[str, Any],
               config: Path | None) -> tuple[Spec, ...]:
     """The project's specs whose last run's record (their committed evidence facts: every
     file of the checkout their tests loaded) holds a changed file; none without specs or
     records. A spec that does not parse is passed over: `check` and `verify` name it."""
+    options = project_options(source, cli_options, config)
+    directory = specs_directory(source, options)
     try:
-        [directory] = default_specs("", cli_options, config)
-        paths = expand((directory,))
-    except SpecError:
+        paths = expand((directory,)) if directory.is_dir() else ()
+    except SpecError:  # a directory with no *.json
         return ()
     specs, _ = read_specs(paths, [display_name(path, source.root) for path in paths])
-    records = last_runs(source, project_options(source, cli_options, config)[SINCE_RECORDS],
-                        specs)
+    records = last_runs(source, options[SINCE_RECORDS], specs)
     wanted = set(changed)
     return tuple(spec for spec in specs
                  if (record := records.get(spec.id)) is not None and record & wanted)
