@@ -263,18 +263,24 @@ def test_an_installed_copy_only_a_child_imports_is_refused_too(
     assert "site-packages/shapes/" in done.err
 
 
-def test_a_mutant_in_a_module_no_test_imports_is_reported_as_never_imported(
-    make_project: ProjectFactory
-) -> None:
+def _unused_module(make_project: ProjectFactory, name: str, expect_caught: bool) -> Project:
+    """The calc project with a module no test imports, its spec's one mutation there."""
     project = make_project()
     project.write("src/unused.py", "LIMIT = 10\n")
     project.spec("calc", {
         "tests": ["tests/test_calc.py"], "expectBaselinePass": 4,
-        "mutations": [{"name": "SURVIVOR (documented): nothing uses this module yet",
-                       "file": "src/unused.py", "anchor": "10", "replacement": "11",
-                       "expectCaught": False}],
+        "mutations": [{"name": name, "file": "src/unused.py", "anchor": "10",
+                       "replacement": "11", "expectCaught": expect_caught}],
     })
     project.commit("a module no test imports")
+    return project
+
+
+def test_a_mutant_in_a_module_no_test_imports_is_reported_as_never_imported(
+    make_project: ProjectFactory
+) -> None:
+    project = _unused_module(
+        make_project, "SURVIVOR (documented): nothing uses this module yet", False)
 
     done = in_process(project.root, "verify", "specs/calc.json", "--evidence", "../evidence")
 
@@ -286,18 +292,10 @@ def test_a_mutant_in_a_module_no_test_imports_is_reported_as_never_imported(
     assert "never imported: the mutant did not run" in evidence and "| **never** |" in evidence
 
 
-
 def test_an_expected_catch_never_imported_gets_its_note_not_the_hint_to_add_an_assertion(
     make_project: ProjectFactory
 ) -> None:
-    project = make_project()
-    project.write("src/unused.py", "LIMIT = 10\n")
-    project.spec("calc", {
-        "tests": ["tests/test_calc.py"], "expectBaselinePass": 4,
-        "mutations": [{"name": "the limit moves", "file": "src/unused.py", "anchor": "10",
-                       "replacement": "11"}],
-    })
-    project.commit("a module no test imports, its mutation expected caught")
+    project = _unused_module(make_project, "the limit moves", True)
 
     done = in_process(project.root, "verify", "specs/calc.json")
 
