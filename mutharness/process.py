@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import io
 import os
 import secrets
 import select
@@ -30,6 +31,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -423,6 +425,111 @@ class Background:
         if self.proc.poll() is None:
             _kill_tree(self.proc, None)
         self.proc.wait()
+
+
+FORKS = sys.platform == "linux"  # where `Forked` starts a `-j` worker (elsewhere: `Background`)
+FORKED_FAILED = 70  # a forked child's status when `main` raised (EX_SOFTWARE)
+PR_SET_NAME = 15
+
+
+class Forked:
+    """A child forked from this process (Linux), running `main` there with the state this
+    process has (a `verify -j` worker starts from its parent's prepared run: no interpreter
+    start, imports or preparation of its own): its own session, stdin from the null device,
+    its output to a file, its name `name` (what `ps -o comm` and `top` show); it leaves with
+    `os._exit` and `main`'s status, never through the caller's frames, `finally` blocks or
+    exit handlers. Polled, signalled, waited for and killed with its tree as a `Background`.
+
+    Fork only from the main thread, with no lock another thread may hold needed in the child:
+    the child writes through new `sys.stdout` and `sys.stderr` objects (the status line's
+    ticker thread may hold the old ones' locks), and `main` must not use this process's
+    open pipes or locks (GitPython starts a process per command here: nothing is shared)."""
+
+    def __init__(self, main: Callable[[], int], *, name: str, log_path: Path) -> None:
+        for stream in (sys.stdout, sys.stderr):  # nothing buffered is written twice
+            with contextlib.suppress(Exception):
+                stream.flush()
+        log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            with warnings.catch_warnings():  # 3.12+: the status line's thread (see above)
+                warnings.simplefilter("ignore", DeprecationWarning)
+                pid = os.fork()
+            if pid == 0:
+                _forked_child(main, name, log)
+        finally:
+            os.close(log)
+        self.pid = pid
+        self.log_path = log_path
+        self.returncode: int | None = None
+
+    def _waited(self, flags: int) -> int | None:
+        if self.returncode is None:
+            try:
+                pid, status = os.waitpid(self.pid, flags)
+            except ChildProcessError:  # reaped elsewhere: its status is lost
+                self.returncode = FORKED_FAILED
+                return self.returncode
+            if pid == self.pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def poll(self) -> int | None:
+        """Its exit status (minus the signal that ended it), or None while it runs."""
+        return self._waited(os.WNOHANG)
+
+    def wait(self) -> int:
+        status = self._waited(0)
+        assert status is not None
+        return status
+
+    def interrupt(self, signal_number: int) -> None:
+        """Pass on a termination signal."""
+        if self.poll() is None:
+            with contextlib.suppress(OSError):
+                os.kill(self.pid, signal_number)
+
+    def kill(self) -> None:
+        """Kill it and everything it started, then reap it."""
+        if self.poll() is None:
+            end_group(self.pid, lambda: self.poll() is not None)
+        self.wait()
+
+
+def _forked_child(main: Callable[[], int], name: str, log: int) -> None:
+    """The forked child's whole life: never returns."""
+    status = FORKED_FAILED
+    try:
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        os.close(null)
+        os.close(log)
+        sys.stdout, sys.stderr = (  # new objects: another thread may hold the old locks
+            io.TextIOWrapper(io.FileIO(fd, "w", closefd=False), encoding="utf-8",
+                             errors="backslashreplace", line_buffering=True)
+            for fd in (1, 2))
+        _name_process(name)
+        status = main()
+    except BaseException:
+        with contextlib.suppress(BaseException):
+            import traceback
+
+            traceback.print_exc()
+    finally:
+        with contextlib.suppress(BaseException):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(status)
+
+
+def _name_process(name: str) -> None:
+    """Linux: this process's name as `ps -o comm` shows it (15 bytes at most)."""
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_NAME, name.encode()[:15], 0, 0, 0)
 
 
 class Piped:

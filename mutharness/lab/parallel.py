@@ -1,6 +1,7 @@
 """`verify -j N`: N worker processes in their own workspaces, handed mutations one at a time.
 
-The workers are `verify` runs under this run's lock (`commands.worker`); each is its own process,
+The workers are `verify` runs under this run's lock (`lab.workers`: forked from this process
+once the run is prepared, on Linux; else `commands.worker`); each is its own process,
 so each is the subreaper of its own tests and kills only their trees. Each is handed its
 next mutation when it is idle (`lab.schedule` chooses it, longest first; `lab.feed` carries
 it). Their results files, rewritten after every mutation, are followed here and shown as a
@@ -23,7 +24,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from mutharness import process
 from mutharness.errors import (
     ForcedExit,
     Interrupted,
@@ -41,6 +41,7 @@ from mutharness.lab.logs import RUNS, RunLogs
 from mutharness.lab.order import Again
 from mutharness.lab.schedule import Item, Schedule, Timings, previous_timings, timings_of
 from mutharness.lab.session import FAIL_FAST, Plan, Session, stopped_after
+from mutharness.lab.workers import Child, start_worker
 from mutharness.model.merging import notes_of
 from mutharness.model.results import (
     MutationResult,
@@ -79,7 +80,7 @@ class WorkerJob:
 class _Worker:
     """One running worker and the latest results it wrote."""
 
-    def __init__(self, job: WorkerJob, started: process.Background) -> None:
+    def __init__(self, job: WorkerJob, started: Child) -> None:
         self.job = job
         self.process = started
         self.feed = Feed(job.feed)
@@ -459,8 +460,9 @@ class Parallel:
             job_file = self.scratch / f"job-{job.index}.json"
             job_file.write_text(json.dumps(job.document), encoding="utf-8")
             job.feed.touch()
-            workers.append(_Worker(job, process.Background(
-                self.argv(job_file), cwd=self.start, env=environ,
+            workers.append(_Worker(job, start_worker(
+                plan, job.results, job.feed, name=f"mutharness-w{job.index}",
+                argv=self.argv(job_file), cwd=self.start, environ=environ, temp_dir=temp_dir,
                 log_path=self.scratch / f"worker-{job.index}.log")))
         dispatch = _Dispatch(workers, Schedule(self.wanted, timings, len(workers)))
         self.given = dispatch.given

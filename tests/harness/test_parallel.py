@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -98,6 +99,39 @@ def test_j2_shows_the_console_results_and_evidence_of_j1(project: Project, cli: 
     workspaces = {line.split()[1] for line in (here / "two.log").read_text().splitlines()}
     assert len(workspaces) == 2  # two workers, each in its own workspace
     assert git(project.root, "status", "--porcelain") == ""
+
+
+GIT_LOGGING = """#!/bin/sh
+echo "$$ $*" >> "$CALLS_LOG"
+exec {git} "$@"
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="workers are forked on Linux only")
+def test_j2_workers_start_from_their_parent_s_preparation_without_asking_git_again(
+    project: Project, cli: Cli
+) -> None:
+    """On Linux a -j worker is forked from its parent once the run is prepared: it neither
+    starts Python and imports mutharness again nor reads HEAD, the config and the specs
+    again (each worker's first mutation waited for both)."""
+    here = project.root.parent
+    wrapper = here / "bin" / "git"
+    wrapper.parent.mkdir()
+    wrapper.write_text(GIT_LOGGING.format(git=shutil.which("git")), encoding="utf-8")
+    wrapper.chmod(0o755)
+    calls = here / "git-calls.log"
+    env = {**env_logging(project, "two.log"), "CALLS_LOG": str(calls),
+           "PATH": f"{wrapper.parent}{os.pathsep}{os.environ['PATH']}"}
+
+    two = cli(project.root, "verify", "specs", "-j", "2", *FRESH, env=env)
+
+    assert two.code == 0, two.out + two.err
+    asked = calls.read_text(encoding="utf-8").splitlines()
+    # the repository found once (the parent's), two workspaces made (one per worker)
+    assert len([line for line in asked if " rev-parse --show-toplevel" in line]) == 1, asked
+    assert len([line for line in asked if " init -q " in line]) == 2, asked
+    workspaces = {line.split()[1] for line in (here / "two.log").read_text().splitlines()}
+    assert len(workspaces) == 2  # still two workers, each in its own workspace
 
 
 def test_a_shard_run_with_j2_is_that_shard_run_with_j1_and_merges_with_the_others(
@@ -229,19 +263,21 @@ def test_slow_above():
 
 
 def _workers(temp: Path) -> list[int]:
-    """The pids of live -j workers whose job file lies under `temp`."""
+    """The pids of live -j workers of runs whose temp directory is `temp`: forked ones by
+    their name (`mutharness-wN`), started ones by their command line."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             words = (entry / "cmdline").read_bytes().split(b"\0")
+            name = (entry / "comm").read_text().strip()
             state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            environment = (entry / "environ").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"mutharness.commands.worker" in words and state != "Z" and any(
-            str(temp).encode() in word for word in words
-        ):
+        worker = name.startswith("mutharness-w") or b"mutharness.commands.worker" in words
+        if worker and state != "Z" and f"TMPDIR={temp}".encode() in environment:
             found.append(int(entry.name))
     return found
 
