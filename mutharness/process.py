@@ -339,45 +339,75 @@ def run(
     timeout_s: float,
 ) -> ProcessResult:
     """Run `argv` to completion or timeout; stdout and stderr go to `log_path`."""
-    marker = new_marker()
-    kwargs: dict[str, object] = {}
-    if sys.platform == "win32":  # pragma: no cover - exercised by the Windows CI job
-        kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP
-    else:
-        kwargs["start_new_session"] = True
-    become_subreaper()
-    keep = children()  # the caller's own children (never ours to kill)
-    started = time.monotonic()
-    with log_path.open("wb") as log:
-        proc = subprocess.Popen(
-            list(argv),
-            cwd=cwd,
-            env={**env, RUN_MARKER: marker},
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            **kwargs,  # type: ignore[call-overload]
-        )
-        tree: winjob.ProcessTree | None = None
+    return Started(argv, cwd=cwd, env=env, log_path=log_path).finish(timeout_s)
+
+
+class Started:
+    """A child started now and waited for later (`finish`): `run` in two steps, so that the
+    caller can work meanwhile (the interpreter's probe beside the workspace's checkout). The
+    caller's own children at the start are never killed as its leftovers; one never
+    finished is ended with its tree by `abandon`."""
+
+    def __init__(
+        self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], log_path: Path
+    ) -> None:
+        self.argv = tuple(argv)
+        self.marker = new_marker()
+        kwargs: dict[str, object] = {}
+        if sys.platform == "win32":  # pragma: no cover - exercised by the Windows CI job
+            kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP
+        else:
+            kwargs["start_new_session"] = True
+        become_subreaper()
+        self.keep = children()  # the caller's own children (never ours to kill)
+        self.started = time.monotonic()
+        self.log_path = log_path
+        with log_path.open("wb") as log:
+            self.proc: subprocess.Popen[bytes] = subprocess.Popen(
+                list(argv),
+                cwd=cwd,
+                env={**env, RUN_MARKER: self.marker},
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                **kwargs,  # type: ignore[call-overload]
+            )
+        self.tree: winjob.ProcessTree | None = None
+        if sys.platform == "win32":  # pragma: no cover - exercised by the Windows CI job
+            try:
+                self.tree = winjob.ProcessTree.attach(self.proc.pid, winjob.kernel32(), _taskkill)
+            except BaseException:
+                self.abandon()
+                raise
+
+    def finish(self, timeout_s: float) -> ProcessResult:
+        """Wait for it to exit, at most `timeout_s` from now (then its tree is killed); what
+        it left behind is killed either way."""
+        proc = self.proc
         timed_out = False
         try:
-            if sys.platform == "win32":  # pragma: no cover - exercised by the Windows CI job
-                tree = winjob.ProcessTree.attach(proc.pid, winjob.kernel32(), _taskkill)
             try:
                 if not _exited_within(proc, timeout_s):
                     timed_out = True
-                    _kill_tree(proc, tree)
+                    _kill_tree(proc, self.tree)
                     proc.wait()
             except BaseException:
-                _kill_tree(proc, tree)
+                _kill_tree(proc, self.tree)
                 proc.wait()
                 raise
         finally:
-            _reap(proc, tree, marker, keep)
-    return ProcessResult(
-        tuple(argv), proc.pid, proc.returncode, timed_out, time.monotonic() - started,
-        str(log_path),
-    )
+            _reap(proc, self.tree, self.marker, self.keep)
+        return ProcessResult(
+            self.argv, proc.pid, proc.returncode, timed_out, time.monotonic() - self.started,
+            str(self.log_path),
+        )
+
+    def abandon(self) -> None:
+        """End it and what it started, unwaited for (its caller stopped first)."""
+        if self.proc.poll() is None:
+            _kill_tree(self.proc, self.tree)
+        self.proc.wait()
+        _reap(self.proc, self.tree, self.marker, self.keep)
 
 
 class Background:

@@ -24,16 +24,29 @@ class Runners:
 
     def __init__(self, setup: RunnerSetup) -> None:
         self.setup = setup
-        self.started: dict[str, Runner] = {}
+        self.started: dict[str, Runner] = {}  # made (and begun)
+        self.ready: set[str] = set()  # started
         self.versions: dict[str, str] = {}
 
     def __call__(self, spec: Spec) -> Runner:
+        runner = self._made(spec)
+        if spec.runner not in self.ready:
+            self.versions |= runner.start()
+            self.ready.add(spec.runner)
+        return runner
+
+    def _made(self, spec: Spec) -> Runner:
         runner = self.started.get(spec.runner)
         if runner is None:
             runner = make_runner(spec.runner, self.setup)
-            self.started[spec.runner] = runner  # closed even if start fails
-            self.versions |= runner.start()
+            self.started[spec.runner] = runner  # closed even if begin or start fails
+            runner.begin()
         return runner
+
+    def begin(self, specs: tuple[Spec, ...]) -> None:
+        """Begin every runner the specs need (their probes run while the workspace is made)."""
+        for spec in specs:
+            self._made(spec)
 
     def start(self, specs: tuple[Spec, ...]) -> None:
         """Start every runner the specs need, before any spec runs (a missing tool is one
@@ -81,7 +94,7 @@ def opened(
     and the workspace removed, also after an error or a signal (a second signal leaves the
     workspace to the next run's sweep)."""
     listener.phase(Phase.MATERIALISING)
-    workspace = Workspace.create(source, temp_dir, included)
+    workspace = Workspace.reserved(temp_dir)
     remove = True
     try:
         isolation = Isolation(source.root, workspace.base, workspace.root.resolve())
@@ -89,6 +102,8 @@ def opened(
         runners = Runners(RunnerSetup(options, dict(environ), isolation, workspace.scratch,
                                       notes))
         try:
+            runners.begin(specs)  # the interpreter's probe runs while git checks HEAD out
+            workspace.fill(source, included)
             runners.start(specs)
             yield Bench(Lab(runners, workspace, listener, logs), runners, notes)
         finally:

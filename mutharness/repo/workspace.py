@@ -164,15 +164,25 @@ class Workspace:
         cls, source: SourceRepo, temp_dir: Path, include: tuple[str, ...] = ()
     ) -> Workspace:
         """Check `source.head` out under `temp_dir`; overlay `include`d uncommitted paths."""
-        base = marked_directory(temp_dir, WORKSPACE_PREFIX)
-        workspace = cls(base, base / "repo")
+        workspace = cls.reserved(temp_dir)
         try:
-            workspace._materialise(source, include)
-            workspace._snapshot()
+            workspace.fill(source, include)
         except BaseException:
             workspace.remove()
             raise
         return workspace
+
+    @classmethod
+    def reserved(cls, temp_dir: Path) -> Workspace:
+        """Its marked directory under `temp_dir`, nothing checked out yet (`fill` does)."""
+        base = marked_directory(temp_dir, WORKSPACE_PREFIX)
+        return cls(base, base / "repo")
+
+    def fill(self, source: SourceRepo, include: tuple[str, ...] = ()) -> None:
+        """Check `source.head` out; overlay `include`d uncommitted paths (the caller removes
+        the workspace if that fails)."""
+        self._materialise(source, include)
+        self._snapshot()
 
     @property
     def _pristine_git(self) -> Path:

@@ -208,9 +208,9 @@ class SpecFiles:
 class Runner(Protocol):
     """Runs a spec's tests in a workspace and records the facts; one per workspace.
 
-    The lifecycle is `start` (probe the tool, once), then any number of `run`s (and a `prove`
-    after each green baseline), then `close` (always, also after an error): a warm runner
-    keeps its server between them."""
+    The lifecycle is `begin` then `start` (probe the tool, once), then any number of `run`s
+    (and a `prove` after each green baseline), then `close` (always, also after an error): a
+    warm runner keeps its server between them."""
 
     @property
     def name(self) -> str: ...
@@ -218,6 +218,11 @@ class Runner(Protocol):
     def stops_at_first_failure(self, baseline: RunFacts) -> bool:
         """Whether a run of the tests `baseline` measured can stop at its first failing test
         (in the tests' own order) and still prove something."""
+        ...
+
+    def begin(self) -> None:
+        """Start what `start` waits for, while the workspace is being made (the tool's probe:
+        a process that needs no workspace); `start` (or `close`) always follows."""
         ...
 
     def start(self) -> Mapping[str, str]:

@@ -105,6 +105,9 @@ class _Wrapped:
 class _Recording(_Wrapped):
     """A real runner whose every run is also kept in `recording`."""
 
+    def begin(self) -> None:
+        self.real.begin()
+
     def start(self) -> Mapping[str, str]:
         versions = self.real.start()
         self.recording.versions[self.real.name] = dict(versions)
@@ -128,6 +131,9 @@ class _Recording(_Wrapped):
 
 class _Replay(_Wrapped):
     """A runner that hands back the recorded run of each scenario, moved to this workspace."""
+
+    def begin(self) -> None:
+        """Nothing: no tool is asked anything."""
 
     def start(self) -> Mapping[str, str]:
         return self.recording.versions[self.real.name]

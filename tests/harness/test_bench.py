@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import shutil
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from conftest import Project
 
+from mutharness.errors import GitError
 from mutharness.lab import bench
 from mutharness.lab.events import Silent
 from mutharness.model.spec import load_specs
@@ -17,6 +20,7 @@ from mutharness.repo.git import configure_git
 from mutharness.repo.source import open_source
 from mutharness.runners.base import Runner
 from mutharness.runners.making import RunnerSetup, make_runner
+from mutharness.sweep import pid_alive
 
 
 def test_a_runner_that_fails_to_close_leaves_no_workspace_behind(
@@ -44,4 +48,73 @@ def test_a_runner_that_fails_to_close_leaves_no_workspace_behind(
     ):
         assert [path.name[:3] for path in temp.iterdir()] == ["mh-"]  # the workspace is there
 
+    assert list(temp.iterdir()) == []
+
+
+CHECKOUT_WATCH = """#!/bin/sh
+case " $* " in
+  *" checkout "*)
+    if [ -e "$PWD/../probe/probe.log" ]; then echo probing >> "$CALLS_LOG"
+    else echo not-probing >> "$CALLS_LOG"; fi
+    if [ -n "$FAIL_CHECKOUT" ]; then exit 1; fi;;
+esac
+exec {git} "$@"
+"""
+
+
+def _watched_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A git on PATH that says, at each checkout, whether the interpreter's probe has
+    started (its log exists beside the checkout); returns where it says so."""
+    wrapper = tmp_path / "bin" / "git"
+    wrapper.parent.mkdir()
+    wrapper.write_text(CHECKOUT_WATCH.format(git=shutil.which("git")), encoding="utf-8")
+    wrapper.chmod(0o755)
+    calls = tmp_path / "calls.log"
+    monkeypatch.setenv("CALLS_LOG", str(calls))
+    monkeypatch.setenv("PATH", f"{wrapper.parent}{os.pathsep}{os.environ['PATH']}")
+    return calls
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a shell script as git")
+def test_the_interpreter_is_probed_while_git_checks_the_workspace_out(
+    make_project: Callable[..., Project], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = make_project()
+    calls = _watched_git(tmp_path, monkeypatch)
+    specs = load_specs([project.root / "specs/calc.json"])
+    source = open_source(project.root, configure_git(os.environ["PATH"]))
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+
+    with bench.opened(source, (), resolve({}, {}, None), specs, Silent(), os.environ,
+                      temp) as opened:
+        assert "pytest" in opened.runners.versions  # probed, and read
+
+    assert calls.read_text(encoding="utf-8").split() == ["probing"]
+    assert list(temp.iterdir()) == []
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a shell script as git and as python")
+def test_a_probe_begun_before_a_failed_checkout_is_ended_with_the_workspace(
+    make_project: Callable[..., Project], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = make_project()
+    calls = _watched_git(tmp_path, monkeypatch)
+    monkeypatch.setenv("FAIL_CHECKOUT", "1")
+    pids = tmp_path / "probe.pid"
+    slow = tmp_path / "slow-python"  # an interpreter whose probe never ends by itself
+    slow.write_text(f"#!/bin/sh\necho $$ > {pids}\nexec sleep 600\n", encoding="utf-8")
+    slow.chmod(0o755)
+    specs = load_specs([project.root / "specs/calc.json"])
+    source = open_source(project.root, configure_git(os.environ["PATH"]))
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+
+    with pytest.raises(GitError), bench.opened(
+        source, (), resolve({"python": str(slow)}, {}, None), specs, Silent(), os.environ, temp
+    ):
+        pytest.fail("the checkout failed: nothing runs")
+
+    assert calls.read_text(encoding="utf-8").split() == ["probing"]
+    assert not pid_alive(int(pids.read_text()))  # ended, not left to sleep
     assert list(temp.iterdir()) == []

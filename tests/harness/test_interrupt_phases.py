@@ -168,7 +168,8 @@ class PhaseSignaller(Recorder):
         super().phase(phase)
         if phase is Phase.REMOVING:
             calc = next(self.tmpdir.glob("mh-*")) / "repo/src/calc.py"
-            self.calc_at_removal = calc.read_text(encoding="utf-8")
+            if calc.exists():  # not yet when the checkout was interrupted
+                self.calc_at_removal = calc.read_text(encoding="utf-8")
         if phase is not self.trigger or self.fired:
             return
         self.fired = True
@@ -195,7 +196,7 @@ class PhaseSignaller(Recorder):
 
 # phase -> (what is observed before the signal, the phases announced by the time of removal)
 OBSERVED = {
-    Phase.MATERIALISING: ("git.pid", ["materialising"]),
+    Phase.MATERIALISING: ("git.pid", ["materialising", "removing"]),
     Phase.BASELINE: ("baseline.pids", ["materialising", "baseline", "removing"]),
     Phase.MUTANT_APPLIED: ("mutant-one.pids", [
         "materialising", "baseline", "mutant-applied", "restoring", "restored", "removing",
@@ -236,7 +237,7 @@ def test_a_real_signal_at_every_phase_kills_the_children_removes_the_workspace_f
         finally:
             listener.finish()
 
-        assert run.interrupted == number
+        assert run.interrupted == number, (run.error, listener.phases)
         assert run.exit_code() == (143 if number == signal.SIGTERM else 130)
         assert listener.phases == expected_phases
         _assert_cleaned_up(project, sandbox, before)

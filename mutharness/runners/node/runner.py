@@ -188,6 +188,9 @@ class NodeRunner:
             )
         return found
 
+    def begin(self) -> None:
+        """Nothing: finding node and asking its version is quick."""
+
     def start(self) -> dict[str, str]:
         """node found and new enough; its version, for the results and the evidence."""
         self.node = self._resolve()

@@ -312,14 +312,23 @@ class PytestRunner:
         self.launched = 0
         self.warm_proven: set[tuple[str, ...]] = set()
         self.warm_refused: dict[tuple[str, ...], str] = {}
+        self.probing: process.Started | None = None  # the interpreter's probe, once begun
+
+    def begin(self) -> None:
+        """The interpreter's probe started (it needs no workspace)."""
+        if self.probing is None:
+            self.probe_dir.mkdir(parents=True, exist_ok=True)
+            self.probing = start_probe(self.python, self.environ, self.probe_dir)
 
     def start(self) -> dict[str, str]:
         """The interpreter probed: pytest's floor; versions for the results.
         The bytecode cache loses what it kept for workspaces that no longer exist."""
         if self.isolation is not None:
             bytecode.prune(self.pycache, self.isolation.workspace_base.parent)
-        self.probe_dir.mkdir(parents=True, exist_ok=True)
-        found = probe_interpreter(self.python, self.environ, self.probe_dir)
+        self.begin()
+        probing, self.probing = self.probing, None
+        assert probing is not None
+        found = probe_interpreter(self.python, probing)
         user_base = found.pop("user_base", None)
         if user_base is not None:
             self.user_base = user_base
@@ -328,6 +337,9 @@ class PytestRunner:
     def close(self) -> None:
         """Stop the warm server, if one runs, and drop the bytecode of the workspace's
         modules (nothing else outlives a run of this runner)."""
+        if self.probing is not None:  # begun, never waited for
+            self.probing.abandon()
+            self.probing = None
         self._stop_server()
         self._stop_collected()
         if self.isolation is not None:
@@ -866,18 +878,22 @@ print(json.dumps(out))
 """
 
 
-def probe_interpreter(python: str, environ: Mapping[str, str], scratch: Path) -> dict[str, str]:
-    """Versions of Python and pytest in `python`; a clear error if pytest is missing or too
-    old. `user_base` is there when the interpreter has a user site directory."""
-    log = scratch / "probe.log"
+def start_probe(python: str, environ: Mapping[str, str], scratch: Path) -> process.Started:
+    """The probe of `python` started in `scratch` (`probe_interpreter` reads what it says)."""
     try:
-        result = process.run(
+        return process.Started(
             [python, "-c", _PROBE_CODE], cwd=scratch, env=child_environment(environ),
-            log_path=log, timeout_s=PROBE_TIMEOUT_S,
+            log_path=scratch / "probe.log",
         )
     except OSError as error:
         raise EnvironmentProblem(f"cannot run the interpreter {python}: {error.strerror}") from None
-    text = log.read_text(encoding="utf-8", errors="replace")
+
+
+def probe_interpreter(python: str, probing: process.Started) -> dict[str, str]:
+    """Versions of Python and pytest in `python`, from its probe; a clear error if pytest is
+    missing or too old. `user_base` is there when the interpreter has a user site directory."""
+    result = probing.finish(PROBE_TIMEOUT_S)
+    text = probing.log_path.read_text(encoding="utf-8", errors="replace")
     try:
         found = json.loads(text.strip().splitlines()[-1]) if result.returncode == 0 else None
     except (ValueError, IndexError):
