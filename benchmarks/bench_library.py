@@ -26,7 +26,8 @@ tables), 2 documented survivors. Then measures, side by side in each round:
   (`mutmut-fresh-verdicts.json`, keyed by mutmut's version and the module's sha256);
 
 and prints medians with their ratios to naive and to the bound, the machine's load average as
-it started and ended, whether every mutharness verdict matched the ground truth, and how
+it started and ended and how fast it was (a 10-million-step Python loop, timed as it started
+and ended), whether every mutharness verdict matched the ground truth, and how
 many of mutmut's verdicts a fresh run contradicts, with its time per mutant. One unmeasured
 naive run, verify and mutmut run come first, so every row reuses warm bytecode as a
 developer's machine does (written beside the run, never into the tree).
@@ -156,6 +157,18 @@ RUNS = (  # each mutant stops at its first failing test (the default) unless ful
 )
 
 
+LOOP = ("import time\nt = time.perf_counter()\nn = 0\nfor i in range(10_000_000): n += i\n"
+        "print(time.perf_counter() - t)")
+
+
+def loop_seconds() -> float:
+    """How fast this machine is at this hour: a 10-million-step Python loop in a fresh
+    process (the same virtual machine's hours differ by up to five times)."""
+    done = subprocess.run([sys.executable, "-c", LOOP], capture_output=True, text=True,
+                          check=True)
+    return float(done.stdout)
+
+
 def main() -> None:
     """Measure and print the side-by-side table."""
     parser = argparse.ArgumentParser(description=__doc__,
@@ -182,6 +195,7 @@ def main() -> None:
         mutmut_runs: list[tuple[dict[str, str], dict[str, bool]]] = []
         fresh_seconds = 0.0
         load_before = os.getloadavg()
+        speed_before = loop_seconds()
         rows: dict[str, list[float]] = {}
         bounds: list[float] = []
         fixed: list[float] = []
@@ -215,13 +229,15 @@ def main() -> None:
                 mutmut_walls.append(wall)
                 mutmut_runs.append((statuses, fresh))
         load_after = os.getloadavg()
+        speed_after = loop_seconds()
         limit = statistics.median(bounds)
         reference = statistics.median(rows["naive: 11 fresh python -m pytest runs"])
         print(f"{LIBRARY} {SPEC_PATH}: {len(truth)} mutations ({sum(truth)} caught, "
               f"{len(truth) - sum(truth)} survivors), {spec['expectBaselinePass']} tests; "
               f"Python {_version(python)}; {os.cpu_count()} core(s); medians of "
               f"{arguments.rounds} round(s); load average "
-              f"{load_before[0]:.2f} before, {load_after[0]:.2f} after")
+              f"{load_before[0]:.2f} before, {load_after[0]:.2f} after; a 10-million-step "
+              f"Python loop took {speed_before:.2f}s before, {speed_after:.2f}s after")
         print(f"{'':<56}{'wall':>9}  {'/ naive':>7}  {'/ bound':>7}")
         print(f"{'in-process bound (the tests own time over 11 runs)':<56}{limit:8.2f}s"
               f"  {limit / reference:7.2f}  {1:7.2f}")
