@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import gc
 import io
 import os
 import secrets
@@ -36,7 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from mutharness import winjob
+from mutharness import signals, winjob
 
 GRACE_S = 2.0
 RUN_MARKER = "MUTHARNESS_RUN"
@@ -473,7 +474,13 @@ class Forked:
     Fork only from the main thread, with no lock another thread may hold needed in the child:
     the child writes through new `sys.stdout` and `sys.stderr` objects (the status line's
     ticker thread may hold the old ones' locks), and `main` must not use this process's
-    open pipes or locks (GitPython starts a process per command here: nothing is shared)."""
+    open pipes or locks (GitPython starts a process per command here: nothing is shared).
+    As a new process starts, the child holds none of this process's other descriptors (the
+    repository lock's among them), and what it inherited is never garbage-collected there
+    (`gc.freeze`: no finalizer closes a descriptor number the child reuses). The handled
+    signals are blocked across the fork: the child starts with them blocked and `main`
+    unblocks them once its own handlers are set (`signals.unblock`); the caller holds them
+    (`signals.deferred`) until it has recorded the child."""
 
     def __init__(self, main: Callable[[], int], *, name: str, log_path: Path) -> None:
         for stream in (sys.stdout, sys.stderr):  # nothing buffered is written twice
@@ -481,11 +488,11 @@ class Forked:
                 stream.flush()
         log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
-            with warnings.catch_warnings():  # 3.12+: the status line's thread (see above)
-                warnings.simplefilter("ignore", DeprecationWarning)
+            with signals.blocked(), warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)  # 3.12+: see above
                 pid = os.fork()
-            if pid == 0:
-                _forked_child(main, name, log)
+                if pid == 0:
+                    _forked_child(main, name, log)
         finally:
             os.close(log)
         self.pid = pid
@@ -526,16 +533,17 @@ class Forked:
 
 
 def _forked_child(main: Callable[[], int], name: str, log: int) -> None:
-    """The forked child's whole life: never returns."""
+    """The forked child's whole life (its handled signals blocked until `main` unblocks
+    them): never returns."""
     status = FORKED_FAILED
     try:
+        gc.freeze()
         os.setsid()
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
         os.dup2(log, 1)
         os.dup2(log, 2)
-        os.close(null)
-        os.close(log)
+        os.closerange(3, os.sysconf("SC_OPEN_MAX"))
         sys.stdout, sys.stderr = (  # new objects: another thread may hold the old locks
             io.TextIOWrapper(io.FileIO(fd, "w", closefd=False), encoding="utf-8",
                              errors="backslashreplace", line_buffering=True)
@@ -548,6 +556,7 @@ def _forked_child(main: Callable[[], int], name: str, log: int) -> None:
 
             traceback.print_exc()
     finally:
+        signals.block()  # its own handlers are gone: nothing may unwind it now
         with contextlib.suppress(BaseException):
             sys.stdout.flush()
             sys.stderr.flush()

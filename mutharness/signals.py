@@ -74,6 +74,33 @@ def interrupts() -> Iterator[SignalStages]:
             signal.signal(number, signal.SIG_DFL if handler is None else handler)
 
 
+def block() -> None:
+    """POSIX: block the handled signals (a signal that arrives is kept pending, not lost)."""
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_BLOCK, handled_signals())
+
+
+def unblock() -> None:
+    """POSIX: unblock the handled signals; one kept pending is delivered now."""
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, handled_signals())
+
+
+@contextmanager
+def blocked() -> Iterator[None]:
+    """POSIX: the handled signals blocked within the block and delivered when it ends. A child
+    forked within it starts with them blocked: it unblocks them (`unblock`) once its own
+    handlers are set, so no signal reaches it through handlers it inherited."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, handled_signals())
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 @contextmanager
 def deferred() -> Iterator[None]:
     """Hold the handled signals until the block has ended, then deliver the first one.

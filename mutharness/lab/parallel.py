@@ -56,6 +56,7 @@ from mutharness.model.spec import Spec
 from mutharness.model.verdict import Verdict
 from mutharness.paths import plain_name
 from mutharness.repo.workspace import marked_directory
+from mutharness.signals import deferred
 from mutharness.sweep import sweep_stale_workspaces
 
 POLL_S = 0.01  # how often the workers' results files are looked at (a stat each; read when new):
@@ -460,10 +461,11 @@ class Parallel:
             job_file = self.scratch / f"job-{job.index}.json"
             job_file.write_text(json.dumps(job.document), encoding="utf-8")
             job.feed.touch()
-            workers.append(_Worker(job, start_worker(
-                plan, job.results, job.feed, name=f"mutharness-w{job.index}",
-                argv=self.argv(job_file), cwd=self.start, environ=environ, temp_dir=temp_dir,
-                log_path=self.scratch / f"worker-{job.index}.log")))
+            with deferred():  # a signal meanwhile waits until the worker is recorded
+                workers.append(_Worker(job, start_worker(
+                    plan, job.results, job.feed, name=f"mutharness-w{job.index}",
+                    argv=self.argv(job_file), cwd=self.start, environ=environ,
+                    temp_dir=temp_dir, log_path=self.scratch / f"worker-{job.index}.log")))
         dispatch = _Dispatch(workers, Schedule(self.wanted, timings, len(workers)))
         self.given = dispatch.given
         follower = _Follower(dispatch, listener, self._rerun(environ, temp_dir),

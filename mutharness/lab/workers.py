@@ -17,7 +17,7 @@ from mutharness.lab.feed import Feed
 from mutharness.lab.order import Fed
 from mutharness.lab.session import Plan, Session
 from mutharness.model.results import RunResult, write_results
-from mutharness.signals import exit_status, interrupts
+from mutharness.signals import exit_status, interrupts, unblock
 
 
 class Child(Protocol):
@@ -44,6 +44,7 @@ def served(json_path: Path, command: tuple[str, ...], parent: int | None,
     its pid); its results file says what happened, also on an error before its session."""
     try:
         with interrupts():
+            unblock()  # forked: blocked since the fork (see `process.Forked`)
             if parent is not None:
                 process.end_with_parent(parent)
             run = work()

@@ -160,19 +160,6 @@ class Workspace:
         self.installed: tuple[Installed, ...] = ()  # the user's node_modules, linked in
 
     @classmethod
-    def create(
-        cls, source: SourceRepo, temp_dir: Path, include: tuple[str, ...] = ()
-    ) -> Workspace:
-        """Check `source.head` out under `temp_dir`; overlay `include`d uncommitted paths."""
-        workspace = cls.reserved(temp_dir)
-        try:
-            workspace.fill(source, include)
-        except BaseException:
-            workspace.remove()
-            raise
-        return workspace
-
-    @classmethod
     def reserved(cls, temp_dir: Path) -> Workspace:
         """Its marked directory under `temp_dir`, nothing checked out yet (`fill` does)."""
         base = marked_directory(temp_dir, WORKSPACE_PREFIX)

@@ -20,7 +20,6 @@ from mutharness.repo.git import configure_git
 from mutharness.repo.source import open_source
 from mutharness.runners.base import Runner
 from mutharness.runners.making import RunnerSetup, make_runner
-from mutharness.sweep import pid_alive
 
 
 def test_a_runner_that_fails_to_close_leaves_no_workspace_behind(
@@ -94,16 +93,17 @@ def test_the_interpreter_is_probed_while_git_checks_the_workspace_out(
     assert list(temp.iterdir()) == []
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="a shell script as git and as python")
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
 def test_a_probe_begun_before_a_failed_checkout_is_ended_with_the_workspace(
     make_project: Callable[..., Project], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     project = make_project()
     calls = _watched_git(tmp_path, monkeypatch)
     monkeypatch.setenv("FAIL_CHECKOUT", "1")
-    pids = tmp_path / "probe.pid"
+    token = f"MH_SLOW_PROBE={tmp_path}"
+    monkeypatch.setenv("MH_SLOW_PROBE", str(tmp_path))  # carried by the probe's process
     slow = tmp_path / "slow-python"  # an interpreter whose probe never ends by itself
-    slow.write_text(f"#!/bin/sh\necho $$ > {pids}\nexec sleep 600\n", encoding="utf-8")
+    slow.write_text("#!/bin/sh\nexec sleep 600\n", encoding="utf-8")
     slow.chmod(0o755)
     specs = load_specs([project.root / "specs/calc.json"])
     source = open_source(project.root, configure_git(os.environ["PATH"]))
@@ -116,5 +116,18 @@ def test_a_probe_begun_before_a_failed_checkout_is_ended_with_the_workspace(
         pytest.fail("the checkout failed: nothing runs")
 
     assert calls.read_text(encoding="utf-8").split() == ["probing"]
-    assert not pid_alive(int(pids.read_text()))  # ended, not left to sleep
+    assert _carrying(token) == []  # the probe was ended, not left to sleep
     assert list(temp.iterdir()) == []
+
+
+def _carrying(entry: str) -> list[int]:
+    """The live processes whose environment holds `entry` (NAME=value)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and entry.encode() in (
+                    proc / "environ").read_bytes().split(b"\0"):
+                found.append(int(proc.name))
+        except OSError:
+            continue
+    return found

@@ -101,6 +101,29 @@ def test_j2_shows_the_console_results_and_evidence_of_j1(project: Project, cli: 
     assert git(project.root, "status", "--porcelain") == ""
 
 
+def test_j2_workers_started_as_new_processes_show_what_forked_ones_show(
+    project: Project, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where a worker cannot be forked (Windows, macOS) it is `python -m
+    mutharness.commands.worker`, which prepares the run again: the same run as a forked one."""
+    from mutharness import process
+
+    here = project.root.parent
+    forked = cli(project.root, "verify", "specs", "-j", "2", "--json", str(here / "one.json"),
+                 *FRESH, env=env_logging(project, "one.log"))
+    monkeypatch.setattr(process, "FORKS", False)
+    started = in_process(project.root, "verify", "specs", "-j", "2", "--json",
+                         str(here / "two.json"), *FRESH, env=env_logging(project, "two.log"))
+
+    assert forked.code == 0, forked.out + forked.err
+    assert started.code == 0, started.out + started.err
+    assert console(started.out, str(here / "two.json")) == console(
+        forked.out, str(here / "one.json"))
+    assert timeless(here / "two.json") == timeless(here / "one.json")
+    workspaces = {line.split()[1] for line in (here / "two.log").read_text().splitlines()}
+    assert len(workspaces) == 2  # two workers, each in its own workspace
+
+
 GIT_LOGGING = """#!/bin/sh
 echo "$$ $*" >> "$CALLS_LOG"
 exec {git} "$@"

@@ -8,6 +8,7 @@ after each run every published pid must be gone (`os.kill(pid, 0)` -> ProcessLoo
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -284,3 +285,78 @@ def test_a_run_with_an_enormous_or_infinite_timeout_waits_for_its_child_as_any_o
         log_path=tmp_path / "log", timeout_s=timeout_s,
     )
     assert result.returncode == 3 and not result.timed_out
+
+
+FORKS_ONLY = pytest.mark.skipif(not process.FORKS, reason="workers are forked on Linux only")
+
+
+@FORKS_ONLY
+def test_a_forked_child_says_its_function_s_status_into_its_log_and_skips_this_process_s_exits(
+    tmp_path: Path,
+) -> None:
+    import atexit
+
+    ran_atexit = tmp_path / "atexit-ran"
+
+    def main() -> int:
+        atexit.register(ran_atexit.write_text, "the parent's exit handlers ran in the child")
+        print("said in the child")
+        return 3
+
+    child = process.Forked(main, name="mh-test-child", log_path=tmp_path / "child.log")
+
+    assert child.wait() == 3
+    assert child.poll() == 3
+    assert (tmp_path / "child.log").read_text(encoding="utf-8") == "said in the child\n"
+    assert not ran_atexit.exists()
+
+
+@FORKS_ONLY
+def test_a_forked_child_starts_with_the_handled_signals_blocked_and_no_descriptor_of_ours(
+    tmp_path: Path,
+) -> None:
+    """A signal in the moment of the fork waits for the child's own handlers (it unblocks
+    them once they are set); the parent's open files (the repository lock's) are not held."""
+    from mutharness.signals import handled_signals
+
+    with (tmp_path / "held.txt").open("w", encoding="utf-8") as held:
+        descriptor = held.fileno()
+
+        def main() -> int:
+            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+            try:
+                os.fstat(descriptor)
+                inherited = True
+            except OSError:
+                inherited = False
+            print(json.dumps({"blocked": [int(number) for number in blocked],
+                              "inherited": inherited}))
+            return 0
+
+        child = process.Forked(main, name="mh-test-child", log_path=tmp_path / "child.log")
+        assert child.wait() == 0
+
+    said = json.loads((tmp_path / "child.log").read_text(encoding="utf-8"))
+    assert set(handled_signals()) <= set(said["blocked"])
+    assert said["inherited"] is False
+    assert signal.SIGTERM not in signal.pthread_sigmask(signal.SIG_BLOCK, [])  # ours: as it was
+
+
+@FORKS_ONLY
+def test_a_forked_child_killed_with_its_signals_blocked_is_ended_and_says_so(
+    tmp_path: Path,
+) -> None:
+    started = tmp_path / "started"
+
+    def main() -> int:
+        started.write_text("running")
+        time.sleep(600)
+        return 0
+
+    child = process.Forked(main, name="mh-test-child", log_path=tmp_path / "child.log")
+    while not started.exists() and child.poll() is None:
+        time.sleep(0.01)
+    child.kill()  # SIGTERM is blocked in it: the grace period ends in SIGKILL
+
+    assert child.poll() == -signal.SIGKILL
+    assert not _exists(child.pid)  # reaped: no zombie either
