@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -173,12 +173,22 @@ def call_git(
                 ),
             ) from None
         status = error.status if isinstance(error.status, int) else None
-        raise GitError(f"git {' '.join(args[:2])} failed in {cwd}", stderr or (
+        raise GitError(f"git {command_name(args)} failed in {cwd}", stderr or (
             f"git exited with status {status} and wrote nothing to stderr"
             if status not in (None, 1) else ""), status=status) from None
     except git.GitCommandNotFound as error:  # git could not be started (gone, out of handles)
-        raise GitError(f"git {' '.join(args[:2])} could not be started in {cwd}",
+        raise GitError(f"git {command_name(args)} could not be started in {cwd}",
                        str(error.stderr or error)) from None
+
+
+def command_name(args: Sequence[str]) -> str:
+    """What names a git command line in a message: its subcommand and the word after it, past
+    the options before it (`-c NAME=VALUE`, `-C DIR`, `--git-dir=...`)."""
+    rest = list(args)
+    while rest and rest[0].startswith("-"):
+        if rest.pop(0) in ("-c", "-C") and rest:
+            rest.pop(0)
+    return " ".join(rest[:2])
 
 
 def repository_filters(git_info: GitInfo, root: Path) -> tuple[str, ...]:

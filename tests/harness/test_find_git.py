@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mutharness.repo.git import find_git, parse_git_version
+from mutharness.repo.git import command_name, find_git, parse_git_version
 
 GIT = "git.exe" if sys.platform == "win32" else "git"
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="POSIX permission bits")
@@ -188,3 +188,14 @@ def test_gitpython_runs_the_git_found_last_in_a_process_that_imported_it_before(
 
     assert "version --build-options" in (tmp_path / "first.log").read_text()
     assert "version --build-options" in (tmp_path / "second.log").read_text()
+
+
+@pytest.mark.parametrize(("args", "named"), [
+    (["-c", "advice.detachedHead=false", "checkout", "-q", "--detach", "abc"], "checkout -q"),
+    (["fetch", "-q", "file:///repo", "abc"], "fetch -q"),
+    (["--git-dir=/w/.git", "--work-tree=/w", "ls-files", "--stage"], "ls-files --stage"),
+    (["-C", "/w", "-c", "core.eol=lf", "status"], "status"),
+    (["-c"], ""),
+])
+def test_a_failed_git_command_is_named_by_its_subcommand(args: list[str], named: str) -> None:
+    assert command_name(args) == named
