@@ -44,6 +44,7 @@ RUN_MARKER = "MUTHARNESS_RUN"
 WORKSPACE_MARK = "MUTHARNESS_WORKSPACE"  # every process of a run names its workspace (see sweep)
 SWEEP_ROUNDS = 200  # a descendant that keeps forking is chased this many times, no more
 SWEEP_PAUSE_S = 0.005
+PR_SET_PDEATHSIG, PR_SET_NAME, PR_SET_CHILD_SUBREAPER = 1, 15, 36  # prctl's options (Linux)
 POLL_SLICE_S = 60.0  # the longest single wait on a pidfd (a timeout may be huge or infinite)
 
 
@@ -168,18 +169,21 @@ def kill_in_workspace(base: Path) -> int:
     return sweep_marked(Mark(f"{WORKSPACE_MARK}={base}".encode(), cwd_under=real))
 
 
-def become_subreaper() -> bool:
-    """Linux: make this process the child subreaper of everything it starts (idempotent)."""
+def _prctl(option: int, argument: int | bytes) -> bool:
+    """Linux: `prctl(option, argument)` on this process; whether it succeeded."""
     if sys.platform != "linux":
         return False
     import ctypes
 
-    pr_set_child_subreaper = 36
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return int(libc.prctl(pr_set_child_subreaper, 1, 0, 0, 0)) == 0
+        return int(ctypes.CDLL(None, use_errno=True).prctl(option, argument, 0, 0, 0)) == 0
     except (OSError, AttributeError):
         return False
+
+
+def become_subreaper() -> bool:
+    """Linux: make this process the child subreaper of everything it starts (idempotent)."""
+    return _prctl(PR_SET_CHILD_SUBREAPER, 1)
 
 
 def end_with_parent(parent: int) -> None:
@@ -188,11 +192,7 @@ def end_with_parent(parent: int) -> None:
     now if `parent` is already gone."""
     if sys.platform != "linux":
         return
-    import ctypes
-
-    pr_set_pdeathsig = 1
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(signal.SIGTERM), 0, 0, 0)
+    _prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM))
     if os.getppid() != parent:
         os.kill(os.getpid(), signal.SIGTERM)
 
@@ -460,7 +460,6 @@ class Background:
 
 FORKS = sys.platform == "linux"  # where `Forked` starts a `-j` worker (elsewhere: `Background`)
 FORKED_FAILED = 70  # a forked child's status when `main` raised (EX_SOFTWARE)
-PR_SET_NAME = 15
 
 
 class Forked:
@@ -548,7 +547,7 @@ def _forked_child(main: Callable[[], int], name: str, log: int) -> None:
             io.TextIOWrapper(io.FileIO(fd, "w", closefd=False), encoding="utf-8",
                              errors="backslashreplace", line_buffering=True)
             for fd in (1, 2))
-        _name_process(name)
+        _prctl(PR_SET_NAME, name.encode()[:15])  # what `ps -o comm` shows
         status = main()
     except BaseException:
         with contextlib.suppress(BaseException):
@@ -561,14 +560,6 @@ def _forked_child(main: Callable[[], int], name: str, log: int) -> None:
             sys.stdout.flush()
             sys.stderr.flush()
         os._exit(status)
-
-
-def _name_process(name: str) -> None:
-    """Linux: this process's name as `ps -o comm` shows it (15 bytes at most)."""
-    import ctypes
-
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_NAME, name.encode()[:15], 0, 0, 0)
 
 
 class Piped:
