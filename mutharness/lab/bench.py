@@ -24,22 +24,22 @@ class Runners:
 
     def __init__(self, setup: RunnerSetup) -> None:
         self.setup = setup
-        self.started: dict[str, Runner] = {}  # made (and begun)
-        self.ready: set[str] = set()  # started
+        self.made: dict[str, Runner] = {}  # each begun once made
+        self.started: set[str] = set()  # the names of those started
         self.versions: dict[str, str] = {}
 
     def __call__(self, spec: Spec) -> Runner:
         runner = self._made(spec)
-        if spec.runner not in self.ready:
+        if spec.runner not in self.started:
             self.versions |= runner.start()
-            self.ready.add(spec.runner)
+            self.started.add(spec.runner)
         return runner
 
     def _made(self, spec: Spec) -> Runner:
-        runner = self.started.get(spec.runner)
+        runner = self.made.get(spec.runner)
         if runner is None:
             runner = make_runner(spec.runner, self.setup)
-            self.started[spec.runner] = runner  # closed even if begin or start fails
+            self.made[spec.runner] = runner  # closed even if begin or start fails
             runner.begin()
         return runner
 
@@ -58,7 +58,7 @@ class Runners:
         """Close every runner started, each even when closing an earlier one failed (the
         first failure is raised once all are closed)."""
         with ExitStack() as stack:
-            for runner in self.started.values():
+            for runner in self.made.values():
                 stack.callback(runner.close)
 
 
