@@ -21,6 +21,7 @@ import signal
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -441,6 +442,13 @@ class Parallel:
         write_results(run, plan.json_path)
         return run
 
+    def _spawned(self, job: WorkerJob) -> list[str]:
+        """The command line of `job`'s worker started as a new process, its job document
+        written for it (a forked worker has its parent's plan instead)."""
+        job_file = self.scratch / f"job-{job.index}.json"
+        job_file.write_text(json.dumps(job.document), encoding="utf-8")
+        return self.argv(job_file)
+
     def _run(self, workers: list[_Worker], listener: Listener, environ: Mapping[str, str],
              temp_dir: Path, timings: Mapping[str, Timings]) -> RunResult:
         """The workers started (into `workers`), fed and followed to their end, their
@@ -458,13 +466,11 @@ class Parallel:
             listener.sharded(self.sharded)
         listener.planned({spec: len(indices) for spec, indices in self.wanted.items()})
         for job in self.jobs:
-            job_file = self.scratch / f"job-{job.index}.json"
-            job_file.write_text(json.dumps(job.document), encoding="utf-8")
             job.feed.touch()
             with deferred():  # a signal meanwhile waits until the worker is recorded
                 workers.append(_Worker(job, start_worker(
                     plan, job.results, job.feed, name=f"mutharness-w{job.index}",
-                    argv=self.argv(job_file), cwd=self.start, environ=environ,
+                    argv=partial(self._spawned, job), cwd=self.start, environ=environ,
                     temp_dir=temp_dir, log_path=self.scratch / f"worker-{job.index}.log")))
         dispatch = _Dispatch(workers, Schedule(self.wanted, timings, len(workers)))
         self.given = dispatch.given

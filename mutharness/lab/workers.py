@@ -61,13 +61,14 @@ def served(json_path: Path, command: tuple[str, ...], parent: int | None,
 
 
 def start_worker(
-    plan: Plan, results: Path, feed: Path, *, name: str, argv: Sequence[str], cwd: Path,
-    environ: Mapping[str, str], temp_dir: Path, log_path: Path,
+    plan: Plan, results: Path, feed: Path, *, name: str, argv: Callable[[], Sequence[str]],
+    cwd: Path, environ: Mapping[str, str], temp_dir: Path, log_path: Path,
 ) -> Child:
     """Worker `name` of `plan`, writing `results`, fed from `feed`: forked where
-    `process.FORKS`, else the new process `argv` (its job file names the same)."""
+    `process.FORKS`, else the new process `argv()` (its job file, written only then, names
+    the same)."""
     if not process.FORKS:
-        return process.Background(argv, cwd=cwd, env=environ, log_path=log_path)
+        return process.Background(argv(), cwd=cwd, env=environ, log_path=log_path)
     parent = os.getpid()
     mine = replace(plan, json_path=results, fail_fast=False)  # the parent stops the run
 
