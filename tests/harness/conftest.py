@@ -123,6 +123,23 @@ class Project:
         return path
 
 
+def git_on_path(bin_dir: Path, before: str) -> str:
+    """A PATH whose first `git` is a shell script in `bin_dir` (made here) that runs the
+    shell lines `before` (its command line is "$@"), then the real git."""
+    real = shutil.which("git")
+    assert real is not None
+    bin_dir.mkdir()
+    wrapper = bin_dir / "git"
+    wrapper.write_text(f'#!/bin/sh\n{before}\nexec "{real}" "$@"\n', encoding="utf-8")
+    wrapper.chmod(0o755)
+    return os.pathsep.join([str(bin_dir), os.environ["PATH"]])
+
+
+def logging_git(bin_dir: Path, log: Path) -> str:
+    """A PATH whose `git` (in `bin_dir`) logs each command line into `log` first."""
+    return git_on_path(bin_dir, f'printf "%s\\n" "$*" >> "{log}"')
+
+
 def default_spec(**overrides: Any) -> dict[str, Any]:
     """A spec for the calc project: one caught mutation, one documented survivor."""
     spec: dict[str, Any] = {

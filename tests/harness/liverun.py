@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -27,6 +26,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from conftest import git_on_path
 
 from mutharness.digest import tree_digest
 from mutharness.sweep import pid_alive
@@ -212,28 +213,19 @@ def alive(pid: int) -> bool:
 
 # A stand-in for git that publishes its pid and dawdles when it builds a workspace (fetch).
 _SLOW_GIT = """\
-#!/bin/sh
 for arg in "$@"; do
   if [ "$arg" = fetch ]; then
     echo $$ > "$MH_SPY_DIR/git.pid.tmp"
     mv "$MH_SPY_DIR/git.pid.tmp" "$MH_SPY_DIR/git.pid"
     sleep 1
   fi
-done
-exec {git} "$@"
-"""
+done"""
 
 
 def slow_git_path(tmp_path: Path) -> str:
     """A PATH whose git is the real one, except that building a workspace publishes its pid
     in the spy directory and takes a second (so a signal can land while git runs)."""
-    real_git = shutil.which("git")
-    assert real_git is not None
-    wrapper = tmp_path / "bin/git"
-    wrapper.parent.mkdir()
-    wrapper.write_text(_SLOW_GIT.format(git=real_git))
-    wrapper.chmod(0o755)
-    return os.pathsep.join([str(wrapper.parent), os.environ["PATH"]])
+    return git_on_path(tmp_path / "bin", _SLOW_GIT)
 
 
 def published_pids(spy: Path) -> list[int]:

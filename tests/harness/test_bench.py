@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import Project
+from conftest import Project, git_on_path
 
 from mutharness.errors import GitError
 from mutharness.lab import bench
@@ -50,27 +49,20 @@ def test_a_runner_that_fails_to_close_leaves_no_workspace_behind(
     assert list(temp.iterdir()) == []
 
 
-CHECKOUT_WATCH = """#!/bin/sh
-case " $* " in
+CHECKOUT_WATCH = """case " $* " in
   *" checkout "*)
     if [ -e "$PWD/../probe/probe.log" ]; then echo probing >> "$CALLS_LOG"
     else echo not-probing >> "$CALLS_LOG"; fi
     if [ -n "$FAIL_CHECKOUT" ]; then exit 1; fi;;
-esac
-exec {git} "$@"
-"""
+esac"""
 
 
 def _watched_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A git on PATH that says, at each checkout, whether the interpreter's probe has
     started (its log exists beside the checkout); returns where it says so."""
-    wrapper = tmp_path / "bin" / "git"
-    wrapper.parent.mkdir()
-    wrapper.write_text(CHECKOUT_WATCH.format(git=shutil.which("git")), encoding="utf-8")
-    wrapper.chmod(0o755)
     calls = tmp_path / "calls.log"
     monkeypatch.setenv("CALLS_LOG", str(calls))
-    monkeypatch.setenv("PATH", f"{wrapper.parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("PATH", git_on_path(tmp_path / "bin", CHECKOUT_WATCH))
     return calls
 
 

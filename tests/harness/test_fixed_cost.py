@@ -4,25 +4,14 @@ once, however many mutations need it."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import BOUNDS, Completed, Project
+from conftest import BOUNDS, Completed, Project, logging_git
 from inproc import in_process
-
-
-def _logging_git(bin_dir: Path, log: Path) -> None:
-    """A `git` first on PATH that logs each command line, then runs the real git."""
-    real = shutil.which("git")
-    assert real is not None
-    bin_dir.mkdir()
-    wrapper = bin_dir / "git"
-    wrapper.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{log}"\nexec "{real}" "$@"\n')
-    wrapper.chmod(0o755)
 
 
 @pytest.mark.skipif(os.name == "nt", reason="a POSIX shell script stands in for git")
@@ -31,8 +20,7 @@ def test_a_verify_reads_each_committed_file_from_git_once_however_many_mutations
 ) -> None:
     project = make_project(spec=BOUNDS)
     log = tmp_path / "git.log"
-    _logging_git(tmp_path / "bin", log)
-    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}"}
+    env = {**os.environ, "PATH": logging_git(tmp_path / "bin", log)}
 
     done: Completed = in_process(project.root, "verify", "specs", "--no-progress", env=env)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -15,7 +14,16 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import BOUNDS, Completed, Project, calc_project, default_spec, git, project_copy
+from conftest import (
+    BOUNDS,
+    Completed,
+    Project,
+    calc_project,
+    default_spec,
+    git,
+    logging_git,
+    project_copy,
+)
 from inproc import in_process
 from replay import Recording, recorded_verify, replaying
 
@@ -124,12 +132,6 @@ def test_j2_workers_started_as_new_processes_show_what_forked_ones_show(
     assert len(workspaces) == 2  # two workers, each in its own workspace
 
 
-GIT_LOGGING = """#!/bin/sh
-echo "$$ $*" >> "$CALLS_LOG"
-exec {git} "$@"
-"""
-
-
 @pytest.mark.skipif(sys.platform != "linux", reason="workers are forked on Linux only")
 def test_j2_workers_start_from_their_parent_s_preparation_without_asking_git_again(
     project: Project, cli: Cli
@@ -138,13 +140,8 @@ def test_j2_workers_start_from_their_parent_s_preparation_without_asking_git_aga
     starts Python and imports mutharness again nor reads HEAD, the config and the specs
     again (each worker's first mutation waited for both)."""
     here = project.root.parent
-    wrapper = here / "bin" / "git"
-    wrapper.parent.mkdir()
-    wrapper.write_text(GIT_LOGGING.format(git=shutil.which("git")), encoding="utf-8")
-    wrapper.chmod(0o755)
     calls = here / "git-calls.log"
-    env = {**env_logging(project, "two.log"), "CALLS_LOG": str(calls),
-           "PATH": f"{wrapper.parent}{os.pathsep}{os.environ['PATH']}"}
+    env = {**env_logging(project, "two.log"), "PATH": logging_git(here / "bin", calls)}
 
     two = cli(project.root, "verify", "specs", "-j", "2", *FRESH, env=env)
 

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -290,6 +290,15 @@ def test_a_run_with_an_enormous_or_infinite_timeout_waits_for_its_child_as_any_o
 FORKS_ONLY = pytest.mark.skipif(not process.FORKS, reason="workers are forked on Linux only")
 
 
+def _forked(tmp_path: Path, main: Callable[[], int]) -> tuple[int, str]:
+    """`main` run in a forked child to its end: its status (as `poll` says it too) and what
+    it wrote."""
+    child = process.Forked(main, name="mh-test-child", log_path=tmp_path / "child.log")
+    status = child.wait()
+    assert child.poll() == status
+    return status, (tmp_path / "child.log").read_text(encoding="utf-8")
+
+
 @FORKS_ONLY
 def test_a_forked_child_says_its_function_s_status_into_its_log_and_skips_this_process_s_exits(
     tmp_path: Path,
@@ -303,11 +312,7 @@ def test_a_forked_child_says_its_function_s_status_into_its_log_and_skips_this_p
         print("said in the child")
         return 3
 
-    child = process.Forked(main, name="mh-test-child", log_path=tmp_path / "child.log")
-
-    assert child.wait() == 3
-    assert child.poll() == 3
-    assert (tmp_path / "child.log").read_text(encoding="utf-8") == "said in the child\n"
+    assert _forked(tmp_path, main) == (3, "said in the child\n")
     assert not ran_atexit.exists()
 
 
@@ -333,10 +338,10 @@ def test_a_forked_child_starts_with_the_handled_signals_blocked_and_no_descripto
                               "inherited": inherited}))
             return 0
 
-        child = process.Forked(main, name="mh-test-child", log_path=tmp_path / "child.log")
-        assert child.wait() == 0
+        status, output = _forked(tmp_path, main)
 
-    said = json.loads((tmp_path / "child.log").read_text(encoding="utf-8"))
+    assert status == 0
+    said = json.loads(output)
     assert set(handled_signals()) <= set(said["blocked"])
     assert said["inherited"] is False
     assert signal.SIGTERM not in signal.pthread_sigmask(signal.SIG_BLOCK, [])  # ours: as it was
