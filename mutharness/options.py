@@ -159,27 +159,24 @@ FIRST_FAILURE: Final = Option[bool](
     "evidence then names the killing test without full counts. --no-first-failure: "
     "every mutant runs every test (full counts).")
 PYTEST_RUNNER: Final = Option[str](
-    "pytest-runner", Kind.TEXT, "warm",
-    "How pytest runs the baseline and each mutant. `warm`, the default: baselines in a "
-    "fresh process; each spec's tests configured and collected once in a server (where "
-    "fork exists; elsewhere every run is a fresh process); a mutant whose changed code "
-    "did not run while they were collected, and which nothing but functions hold, runs in "
-    "a forked child with that code swapped in; any other in a child of the configured, "
-    "uncollected server, or a fresh process when its file was loaded as pytest configured; "
-    "a warm run that gives no verdict is run again fresh. `subprocess`: a fresh `python -m "
-    "pytest` per run. `forked`: a server that imports pytest once and forks a child per "
-    "run (start-up code it cannot vouch for, or a first run of a test set that differs "
-    "from a fresh process's, falls back to `subprocess`).",
-    choices=("forked", "subprocess", "warm"), heading=Heading.PYTEST)
+    "pytest-runner", Kind.TEXT, "forked",
+    "How pytest runs each mutant. `forked`, the default (where fork exists): a server that "
+    "has imported pytest, nothing of the project, forks a child per run, which imports the "
+    "project after the mutant was written and ends as a process ends; baselines in a new "
+    "interpreter, and a first forked run of each test set must give the same facts (start-up "
+    "code the server cannot vouch for, or a difference, makes every run a new interpreter, "
+    "with a note). `subprocess`: a new `python -m pytest` per run (elsewhere the default).",
+    choices=("forked", "subprocess"), heading=Heading.PYTEST)
 PYTEST_ADDOPTS: Final = Option[str | None](
     "pytest-addopts", Kind.TEXT, None,
-    "Replaces the project's pytest `addopts` in every run (for options such as "
-    "--cov-fail-under that fail a subset of the suite for reasons unrelated to it).",
+    "Replaces the project's pytest `addopts` in every run (for options that fail a subset "
+    "of the suite for reasons unrelated to it; pytest-cov needs none: coverage is off in "
+    "every run).",
     heading=Heading.PYTEST)
 PYTEST_DROP_ADDOPTS: Final = Option[tuple[str, ...]](
     "pytest-drop-addopts", Kind.TEXTS, (),
     "Options removed by name from the project's pytest `addopts` in every run, each "
-    "with its value however written (`--cov-fail-under=90`, `--cov-fail-under 90`, "
+    "with its value however written (`--min-tests=90`, `--min-tests 90`, "
     "`-kexpr`; pytest's own parser says whether a name takes one); the rest of the "
     "addopts stay. A name the addopts do not carry is refused. `-p` cannot be "
     "dropped (pytest loads those plugins first): use pytest-addopts.",

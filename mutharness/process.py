@@ -563,7 +563,7 @@ def _forked_child(main: Callable[[], int], name: str, log: int) -> None:
 
 
 class Piped:
-    """A long-lived child spoken to through pipes (the warm runner's server): requests on its
+    """A long-lived child spoken to through pipes (the pytest fork server): requests on its
     stdin, answers on its stdout, its stderr to a file; its own session (POSIX only)."""
 
     def __init__(

@@ -421,7 +421,7 @@ class Parallel:
                 run = self._run(workers, listener, environ, temp_dir, timings)
         finally:
             self._stop(workers, ending.interrupted or signal.SIGTERM)
-            # a worker killed outright left its workspace, its warm server and its tests'
+            # a worker killed outright left its workspace, its fork server and its tests'
             # processes: ended and removed now, as its creator is dead, not at the next run
             sweep_stale_workspaces(temp_dir)
         if run is None:  # what the workers finished, in -j 1 order, up to the first they did not

@@ -37,7 +37,7 @@ class Scenario:
     timeout_s: float
     mutation: Mutation | None = None
     first_failure: bool = False  # stop at the first failing test (--first-failure)
-    fresh: str = ""  # why it never takes the warm route (a warm run's confirmation)
+    fresh: str = ""  # why it never takes a fast route (a fast run's confirmation)
 
     @classmethod
     def baseline(cls, spec: Spec, number: int, timeout_s: float) -> Scenario:
@@ -65,7 +65,7 @@ class Scenario:
         fresh: str = "",
     ) -> Scenario:
         """The run of one mutant; with `first_failure` it stops at its first failing test,
-        with `fresh` (why) it never takes the warm route."""
+        with `fresh` (why) it never takes a fast route."""
         return cls(spec, Kind.MUTANT, mutant_scenario(mutation.number), timeout_s, mutation,
                    first_failure, fresh)
 
@@ -74,9 +74,9 @@ class Scenario:
         return replace(self, name=f"{self.name}-again")
 
     def confirmed(self) -> Scenario:
-        """The same run off the warm route, under its own name (a warm run's confirmation)."""
+        """The same run off the fast route, under its own name (a fast run's confirmation)."""
         return replace(self, name=f"{self.name}-fresh",
-                       fresh="its warm run gave no verdict: a fresh process gives it")
+                       fresh="its fast run gave no verdict: a run as the baseline ran gives it")
 
 
 @dataclass(frozen=True)

@@ -303,7 +303,7 @@ class _SpecRun:
         ran = run_scenario(scenario, self.lab)
         classification = classify(ran.facts, baseline.facts, ran.drift, first_failure)
         if ran.facts.took_a_fast_route and not classification.verdict.is_evidence:
-            # a warm or concurrent run gives a verdict by a whole run of the tests that failed
+            # a concurrent run gives a verdict by a whole run of the tests that failed
             # one or passed them all; a timeout, a crash or a partial run is judged again as
             # the baseline ran
             scenario = scenario.confirmed()

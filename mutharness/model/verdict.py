@@ -132,9 +132,9 @@ def baseline_problem(facts: RunFacts, expected_pass: int, approved: int = 0) -> 
     if (problem is not None and facts.runner == "pytest" and facts.exit is RunExit.TESTS_FAILED
             and facts.passed and not facts.failed):
         return (f"every test passed but pytest exited {facts.exit_status}: an option of the "
-                "project's (an addopts such as --cov-fail-under) or a plugin failed the run"
-                f"{_said(facts)} ({counts}); in the project config (mutharness.toml), "
-                "`pytest-drop-addopts = [\"--cov-fail-under\"]` removes such an option from "
+                "project's (an addopts gate meant for the whole suite) or a plugin failed the "
+                f"run{_said(facts)} ({counts}); in the project config (mutharness.toml), "
+                "`pytest-drop-addopts = [\"--the-option\"]` removes such an option from "
                 "mutharness's runs, `pytest-addopts` replaces the project's addopts")
     if problem is not None:
         return f"no trustworthy run: {problem} ({counts})"

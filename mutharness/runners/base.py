@@ -126,8 +126,8 @@ class RunFacts:
     log_path: str
     log_tail: str = ""  # the last lines the runner printed: its own words when a run goes wrong
     free_bytes: int | None = None  # space left where it wrote, measured when it lost its report
-    # "warm": a collected server's child ran it; "concurrent": node ran its files at once; else
-    # why it ran fresh, if asked
+    # "concurrent": node ran its files at once (a fast route); else why it ran as the
+    # baseline did, if asked
     route: str = ""
     extension: RunnerFacts = field(default_factory=NoFacts)
 
@@ -135,7 +135,7 @@ class RunFacts:
     def took_a_fast_route(self) -> bool:
         """Ran by a route proven against the baseline rather than as the baseline ran: a run
         that gives no verdict there is run again as the baseline ran (`RunRequest.fresh`)."""
-        return self.route in ("warm", "concurrent")
+        return self.route == "concurrent"
 
     def said(self, limit: int = 3) -> str:
         """The runner's own error lines from the end of its output (else its last lines)."""
@@ -182,7 +182,7 @@ class RunRequest:
     mutant: bool = False  # a mutant's run: only its tests' outcomes decide, not their reports
     targets: tuple[str, ...] = ()  # the spec's mutation targets (repo-relative)
     mutated: str | None = None  # the target this run's mutant is written into (repo-relative)
-    fresh: str = ""  # why it never takes the warm route (a warm run's confirmation, a survivor)
+    fresh: str = ""  # why it never takes a fast route (a fast run's confirmation)
 
 
 @dataclass(frozen=True)
@@ -209,8 +209,8 @@ class Runner(Protocol):
     """Runs a spec's tests in a workspace and records the facts; one per workspace.
 
     The lifecycle is `begin` then `start` (probe the tool, once), then any number of `run`s
-    (and a `prove` after each green baseline), then `close` (always, also after an error): a
-    warm runner keeps its server between them."""
+    (and a `prove` after each green baseline), then `close` (always, also after an error): the
+    pytest runner keeps its fork server between them."""
 
     @property
     def name(self) -> str: ...
@@ -233,7 +233,7 @@ class Runner(Protocol):
 
     def prove(self, request: RunRequest, baseline: RunFacts) -> None:
         """After a green `baseline` of `request`'s tests, make later runs of them faster where
-        the runner can show they give the same facts (the warm runner's forked proof run)."""
+        the runner can show they give the same facts (the pytest fork server's proof run)."""
         ...
 
     def adopt(self, request: RunRequest,

@@ -52,7 +52,6 @@ def _pytest(setup: RunnerSetup) -> Runner:
         probe_dir=setup.scratch("probe"),
         server_dir=(setup.scratch("forkserver") if setup.options[PYTEST_RUNNER] == "forked"
                     else None),
-        warm_dir=setup.scratch("warm") if setup.options[PYTEST_RUNNER] == "warm" else None,
         note=setup.note,
     )
 

@@ -9,7 +9,6 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from mutharness import process
-from mutharness.repo.files import remove_tree
 from mutharness.runners.base import Isolation
 
 
@@ -55,48 +54,3 @@ def sandboxed(
     if isolation is not None:
         out[process.WORKSPACE_MARK] = str(isolation.workspace_base)
     return out
-
-
-PRIVATE = ("tmp", "home", "runtime")  # what `sandboxed` makes in a run's scratch directory
-
-
-Places = frozenset[tuple[str, int]]  # each entry under the private places: path, lstat mode
-
-
-def places(scratch: Path) -> Places:
-    """What the private places in `scratch` hold: every entry's path (relative to `scratch`)
-    with its type and permissions; a link is an entry, never followed."""
-    found: set[tuple[str, int]] = set()
-    pending = [str(scratch / place) for place in PRIVATE]
-    while pending:
-        path = pending.pop()
-        try:
-            mode = os.lstat(path).st_mode
-        except FileNotFoundError:
-            continue
-        found.add((os.path.relpath(path, scratch), mode))
-        if stat.S_ISDIR(mode):
-            with os.scandir(path) as entries:
-                pending.extend(entry.path for entry in entries)
-    return frozenset(found)
-
-
-def untouched(scratch: Path) -> bool:
-    """Whether the private places `sandboxed` made in `scratch` still hold nothing but
-    directories (a link counts as a file)."""
-    return all(stat.S_ISDIR(mode) for _, mode in places(scratch))
-
-
-def reset(scratch: Path, made: Places = frozenset()) -> Places:
-    """The private places `sandboxed` made in `scratch` emptied and made again, at the same
-    paths (a warm child inherits them from the server that collected the tests), unless they
-    hold just what `made` says they held once made (nine directories rebuilt cost more than
-    looking); what they hold now."""
-    if made and places(scratch) == made:
-        return made
-    for place in PRIVATE:
-        if (scratch / place).exists():
-            remove_tree(scratch / place)
-    (scratch / "tmp").mkdir()
-    private_home(scratch)
-    return places(scratch)

@@ -57,6 +57,36 @@ PYPROJECT = '''\
 pythonpath = ["src"]
 '''
 
+# a gate meant for a whole suite (as a coverage floor is, which mutharness's runs switch off):
+# `--min-tests=N` in the addopts fails a session of fewer tests, every one of them passing
+GATE_CONFTEST = '''\
+def pytest_addoption(parser):
+    parser.addoption("--min-tests", type=int, default=0, help="fail a session of fewer tests")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    wanted = session.config.getoption("min_tests")
+    if exitstatus == 0 and session.testscollected < wanted:
+        session.config.gate_said = (f"FAIL Required {wanted} tests not reached: "
+                                    f"{session.testscollected} ran")
+        session.exitstatus = 1
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if getattr(config, "gate_said", None):
+        terminalreporter.write_line(config.gate_said)
+'''
+
+
+def gate_project(make_project: Callable[..., Project], addopts: str) -> Project:
+    """The calc project with the suite's gate (`GATE_CONFTEST`) and `addopts`."""
+    project = make_project()
+    project.write("tests/conftest.py", GATE_CONFTEST)
+    project.write("pyproject.toml", '[tool.pytest.ini_options]\npythonpath = ["src"]\n'
+                  f'addopts = "{addopts}"\n')
+    project.commit("a gate meant for the whole suite, not the spec's tests")
+    return project
+
 
 def _under_wine() -> bool:
     """Whether this Windows Python runs under Wine (its ntdll exports wine_get_version)."""

@@ -119,13 +119,20 @@ ROWS: tuple[Row, ...] = (
     Row("verdicts", "a mutant run in which one test fails and another the baseline ran skips itself",
         "CAUGHT by the failing test (it ran); the skip kept as a fact", "as expected (was: UNTRUSTWORTHY)",
         H + "test_baseline.py::test_a_mutant_that_fails_a_test_and_makes_another_skip_is_caught_by_the_failure"),
-    Row("environment", "a baseline failed by the project's --cov-fail-under (every test passed, exit 1)",
+    Row("environment", "a baseline failed by a suite-wide gate in the project's addopts (every test passed, exit 1)",
         "refused naming `pytest-addopts` as the remedy; with it set, verified", "exit 3, then exit 0",
         H + "test_clean_state.py::"
-        "test_a_baseline_failed_by_the_project_s_coverage_floor_names_pytest_addopts_as_the_remedy"),
-    Row("environment", "pytest-drop-addopts = [\"--cov-fail-under\"] with addopts --cov=calc --cov-fail-under 100 (real pytest-cov)",
-        "the floor and its value are removed before pytest-cov reads its options; coverage stays", "exit 0 (was: the key was unknown)",
-        H + "test_clean_state.py::test_pytest_drop_addopts_removes_the_coverage_floor_and_keeps_the_rest_of_the_addopts"),
+        "test_a_baseline_failed_by_a_suite_gate_in_addopts_names_pytest_addopts_as_the_remedy"),
+    Row("environment", "pytest-drop-addopts = [\"--min-tests\"] with addopts --min-tests 99 and a --deselect",
+        "the gate and its value are removed before plugins read the options; the rest of the addopts stay", "exit 0 (was: the key was unknown)",
+        H + "test_clean_state.py::test_pytest_drop_addopts_removes_the_suite_s_gate_and_keeps_the_rest_of_the_addopts"),
+    Row("environment", "pytest-cov in addopts (--cov, --cov-fail-under=100), pytest-cov 2-6's and coverage's .pth "
+        "lines, COVERAGE_PROCESS_START and COV_CORE_SOURCE set (real pytest-cov)",
+        "coverage off in every run (pytest-cov as --no-cov, the variables never passed on, the .pth lines vouched for by "
+        "their exact text): the fork server serves, the verdicts of a run without coverage",
+        "no note, no coverage report or data file (red: the fork server refused the .pth line, every run measured)",
+        H + "test_coverage_off.py::"
+        "test_pytest_cov_in_addopts_and_coverage_s_start_up_lines_change_no_verdict_and_measure_nothing"),
     Row("environment", "pytest-drop-addopts naming -k or --ignore written as -k v, -kv, --ignore=v, --ignore v",
         "each dropped with its value, by pytest's own parser's arity; a name the addopts lack is refused naming it",
         "exit 0; exit 3 naming the key",
@@ -303,30 +310,33 @@ ROWS: tuple[Row, ...] = (
     Row("the mutant runs", "mutharness installed into a project environment pinned to pytest 7.4",
         "pip plans no pytest upgrade", "pytest absent from pip's install report",
         H + "test_pytest_floor.py::test_installing_mutharness_into_a_project_environment_keeps_its_pinned_pytest"),
-    Row("the mutant runs", "addopts = --cov-fail-under=99 on a subset",
+    Row("the mutant runs", "addopts = --min-tests=99 (a suite-wide gate) on a subset",
         "the refusal quotes pytest's reason; [tool.mutharness] pytest-addopts neutralises it, recorded in results and evidence",
         "exit 3 with pytest's words, then exit 0 with the setting recorded",
         H + "test_pytest_floor.py::test_an_addopts_gate_unrelated_to_the_tests_shows_pytests_reason_and_can_be_neutralised"),
     # -- the runner cannot change a verdict (trust, round three) --------------------------------
     Row("runner", "a .pth line that sets an environment variable the tests depend on, no runner option",
-        "a fresh process's verdict: the default runner is a fresh python -m pytest per run",
-        "SURVIVED and CAUGHT, as --pytest-runner subprocess gives; exit 0",
+        "no fork server: start-up code it cannot vouch for means a new interpreter per run, the reason said once",
+        "SURVIVED and CAUGHT, as --pytest-runner subprocess gives; one note naming the .pth line; exit 0",
         H + "test_fresh_verdicts.py::"
         "test_a_run_with_no_runner_option_gives_a_fresh_processs_verdict_whatever_start_up_did"),
     Row("runner", "a sitecustomize that recorded os.getcwd() (tests read the tree it names), no runner option",
-        "a fresh process's verdict", "CAUGHT, as --pytest-runner subprocess gives; exit 0",
+        "a fresh process's verdict; one note naming the sitecustomize", "CAUGHT, as --pytest-runner subprocess gives; exit 0",
         H + "test_fresh_verdicts.py::"
         "test_a_run_with_no_runner_option_gives_a_fresh_processs_verdict_whatever_start_up_did"),
-    Row("runner", "the same .pth line, or that sitecustomize, with --pytest-runner forked",
-        "no server: start-up code it cannot vouch for means a fresh process per run, the reason said once",
-        "the fresh process's verdicts; one note naming the .pth line or the sitecustomize; the evidence's re-derive says --pytest-runner forked",
-        H + "test_fresh_verdicts.py::"
-        "test_the_forked_runner_asked_for_gives_a_fresh_processs_verdict_whatever_start_up_did"),
-    Row("runner", "a .pth line of a known form (setuptools' editable finder) whose module sets a variable, --pytest-runner forked",
-        "no server: start-up changed the environment (the variable named); a fresh process per run",
+    Row("runner", "a .pth line of a known form (setuptools' editable finder) whose module sets a variable, no runner option",
+        "no server: start-up changed the environment (the variable named); a new interpreter per run",
         "SURVIVED and CAUGHT, as a fresh process gives; one note",
         H + "test_fresh_verdicts.py::"
-        "test_the_forked_runner_asked_for_gives_a_fresh_processs_verdict_whatever_start_up_did"),
+        "test_a_run_with_no_runner_option_gives_a_fresh_processs_verdict_whatever_start_up_did"),
+    Row("runner", "code that records its process at import: a pid beside a reset after fork, a file's mtime, a mkdtemp "
+        "directory, code kept as marshal bytes; a pytest_unconfigure check, a non-daemon thread and an atexit handler "
+        "a mutant leaves waiting; no runner option",
+        "every verdict a run's that imported the project after the mutant was written and ended as a process ends",
+        "the verdicts, failing tests, counts and exit code of --pytest-runner subprocess (red: 6 of 7 differed under "
+        "the code-swapping route this default replaced)",
+        H + "test_state_at_import.py::"
+        "test_the_default_gives_a_fresh_processs_verdicts_where_code_recorded_its_process_at_import"),
     Row("the mutant runs", "a test that runs the mutated file by path as a script (python src/pkg/cli.py, as tabulate's CLI tests do)",
         "a run of that file: its verdict, and loaded", "CAUGHT and loaded: true; no 'never imported' in the console or the evidence",
         H + "test_fresh_verdicts.py::test_a_script_the_tests_run_by_path_is_a_run_of_that_file"),
@@ -343,9 +353,10 @@ ROWS: tuple[Row, ...] = (
         "no note; the notes in the results empty; exit 0",
         H + "test_forked.py::test_an_xdist_suite_whose_tests_finish_in_another_order_is_no_forked_difference"),
     # -- every run starts clean ----------------------------------------------------------------
-    Row("clean state", "pytest-cov (.coverage, coverage.xml) and --junitxml in addopts",
-        "no drift: removed after every run; verdicts as expected", "CAUGHT and SURVIVED; the three files listed as removed",
-        H + "test_clean_state.py::test_coverage_and_junit_files_written_by_addopts_are_removed_between_runs_not_drift"),
+    Row("clean state", "pytest-cov (--cov, --cov-report=xml) and --junitxml in addopts",
+        "no drift: junit.xml removed after every run, no coverage file written; verdicts as expected",
+        "CAUGHT and SURVIVED; junit.xml listed as removed",
+        H + "test_clean_state.py::test_a_junit_file_written_by_addopts_is_removed_between_runs_and_coverage_writes_none"),
     Row("clean state", "a test that runs `git describe --dirty` in every session (pytest-benchmark does), mutants in two files",
         "an index git only refreshed is no drift (its entries and flags are compared) and is put back",
         "CAUGHT, CAUGHT, SURVIVED; exit 0", H + "test_clean_state.py::test_a_test_that_only_refreshes_the_checkouts_index_causes_no_drift"),
@@ -701,35 +712,6 @@ ROWS: tuple[Row, ...] = (
     Row("first failure", "--first-failure under pytest-xdist (-n 2)", "full counts, the verdicts "
         "of a full run", "as expected (was UNTRUSTWORTHY: xdist ends a --maxfail stop as interrupted)",
         H + "test_first_failure.py::test_first_failure_under_xdist_keeps_full_counts"),
-    Row("first failure", "the default (first failure) through each warm route: warm, collected "
-        "afresh, fresh", "each run stops on the test a fresh process stops on, the same facts",
-        "as expected (red: a warm loop ignoring --maxfail)",
-        H + "test_warm.py::test_with_the_first_failure_default_each_route_stops_where_a_fresh_process_stops"),
-    Row("warm route", "a program pytest_configure starts (an echo server) and "
-        "pytest_unconfigure stops; one a test module starts as it is collected",
-        "the route refused with a note (`left a process running ... that every forked child "
-        "would share`): fresh processes, a fresh process's verdicts",
-        "as expected (was: a documented survivor CAUGHT, its echo server stopped by the child "
-        "of an import-time mutant that ended pytest's session)",
-        H + "test_warm.py::test_a_process_configuring_pytest_started_and_left_running_keeps_every_mutant_fresh"),
-    Row("warm route", "a test module that keeps a file open for a test to read; a conftest "
-        "that keeps a temporary file for the tests; one that maps memory the tests write",
-        "the route refused with a note (`left a file open (...) whose position every forked "
-        "child would share`, `mapped memory that every forked child would share`): a fresh "
-        "process's verdicts",
-        "as expected (was: a documented survivor CAUGHT: the first child to read the file left "
-        "the next at its end)",
-        H + "test_warm.py::test_a_file_left_open_or_memory_mapped_while_configuring_or_collecting_keeps_every_mutant_fresh"),
-    Row("hostile text", "a file the tests keep open, named with a terminal escape and a line "
-        "break (the open-file refusal names it)", "one note line, the escape and the break "
-        "shown as escapes", "as expected (was: the note broke onto a second line the name "
-        "wrote)",
-        H + "test_warm.py::test_a_hostile_file_name_in_a_refusal_note_stays_one_inert_line"),
-    Row("warm route", "a child of the configured server whose test leaves a thread running, "
-        "with an atexit handler and a finalizer that runs only at teardown",
-        "the thread joined, then atexit run, then os._exit (no teardown, as the warm children)",
-        "as expected (red: the finalizer ran; with the join left out the thread's line is lost)",
-        H + "test_warm.py::test_a_child_of_the_configured_server_ends_as_a_process_ends_but_for_its_teardown"),
     Row("first failure", "a results file written before first failure was the default, rendered "
         "now", "its re-derive command says --no-first-failure (from its recorded values, not "
         "its recorded command line)", "as expected (was: no flag, which re-derives stopped runs)",
@@ -737,7 +719,7 @@ ROWS: tuple[Row, ...] = (
     Row("-j", "-j 2 against -j 1", "the same console lines, results and evidence bytes; two "
         "workspaces", "as expected",
         H + "test_parallel.py::test_j2_shows_the_console_results_and_evidence_of_j1"),
-    Row("-j", "a worker joining a spec the other worker holds (warm route)", "takes the other's "
+    Row("-j", "a worker joining a spec the other worker holds", "takes the other's "
         "baseline once a run in its own workspace gives the same facts; no fresh baseline of its "
         "own; the results those of -j 1", "as expected: one fresh baseline in two workspaces "
         "(red: two)",
@@ -747,12 +729,6 @@ ROWS: tuple[Row, ...] = (
         "no verdict", "as expected (with the proof left out: both mutants given verdicts, one "
         "CAUGHT by the workspace, not the mutant)",
         H + "test_handover.py::test_a_baseline_that_holds_only_in_the_first_workspace_is_never_a_second_workers"),
-    Row("-j", "a test that checks its workspace only in a process that imported it (fresh, or "
-        "collecting afresh), under -j 2, an import-time survivor in the second worker",
-        "the joining worker's child that collects afresh differs, so it measures its own "
-        "baseline (red): no verdict", "as expected (was, with a warm child's proof alone: the "
-        "survivor CAUGHT by the workspace's test; found by trying python-slugify)",
-        H + "test_handover.py::test_a_baseline_that_holds_in_the_second_workspace_only_for_warm_children_is_not_taken"),
     Row("-j", "-j 2 with its results file inside the tree", "no dirty tree for the workers",
         "as expected (was refused by each worker)",
         H + "test_parallel.py::test_j2_writing_its_results_inside_the_tree_is_not_a_dirty_tree_to_its_workers"),

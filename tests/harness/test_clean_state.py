@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Completed, Project, Venv, default_spec
+from conftest import Completed, Project, Venv, default_spec, gate_project
 from inproc import in_process
 from liverun import LOW_BOUND, Sandbox, alive, mutations_of, no_strays
 
@@ -33,7 +33,7 @@ def with_test(make_project: ProjectFactory, name: str, text: str, count: int,
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="builds POSIX venv layouts (bin/python)")
-def test_coverage_and_junit_files_written_by_addopts_are_removed_between_runs_not_drift(
+def test_a_junit_file_written_by_addopts_is_removed_between_runs_and_coverage_writes_none(
     make_project: ProjectFactory, make_venv: VenvFactory, tool_site: Path, cli: Cli
 ) -> None:
     project = make_project()
@@ -44,14 +44,14 @@ def test_coverage_and_junit_files_written_by_addopts_are_removed_between_runs_no
     project.commit("coverage and a JUnit report on every run, as many projects do")
     venv = make_venv("cov", tools=tool_site)
 
-    # every test runs (--no-first-failure), so every run writes all three
+    # every test runs (--no-first-failure), so every run writes its JUnit file; pytest-cov
+    # is switched off in every run: no .coverage, no coverage.xml
     done = cli(project.root, "verify", "specs/calc.json", "--python", str(venv.python),
                "--no-first-failure")
 
     assert done.code == 0, done.out + done.err
     assert [(m["verdict"], m["removed"]) for m in mutations_of(project.root)] == [
-        ("CAUGHT", [".coverage", "coverage.xml", "junit.xml"]),
-        ("SURVIVED", [".coverage", "coverage.xml", "junit.xml"]),
+        ("CAUGHT", ["junit.xml"]), ("SURVIVED", ["junit.xml"]),
     ]
 
 
@@ -209,7 +209,7 @@ def test_a_daemon_that_escaped_group_and_marker_is_killed_before_the_next_run(
 
         assert done.code == 0, done.out + done.err
         assert [m["verdict"] for m in mutations_of(project.root)] == ["CAUGHT", "SURVIVED"]
-        # the baseline's, each mutant's (and, forked, the warm runner's proof's)
+        # the baseline's, each mutant's (and, forked, the fork server's proof's)
         assert len(daemons) == (4 if runner == "forked" else 3)
         assert [pid for pid in daemons if alive(pid)] == []
 
@@ -256,34 +256,31 @@ def coverage_floor_project(make_project: ProjectFactory, addopts: str) -> Projec
     return project
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="builds POSIX venv layouts (bin/python)")
-def test_a_baseline_failed_by_the_project_s_coverage_floor_names_pytest_addopts_as_the_remedy(
-    make_project: ProjectFactory, make_venv: VenvFactory, tool_site: Path
+def test_a_baseline_failed_by_a_suite_gate_in_addopts_names_pytest_addopts_as_the_remedy(
+    make_project: ProjectFactory
 ) -> None:
-    project = coverage_floor_project(make_project, "--cov=calc --cov-fail-under=100")
-    venv = make_venv("cov", tools=tool_site)
+    project = gate_project(make_project, "--min-tests=99")
 
-    refused = in_process(project.root, "verify", "specs/calc.json", "--python", str(venv.python))
-    project.write("mutharness.toml", 'pytest-addopts = "--cov=calc"\n')
-    project.commit("mutharness runs keep coverage, not its floor")
-    mended = in_process(project.root, "verify", "specs/calc.json", "--python", str(venv.python))
+    refused = in_process(project.root, "verify", "specs/calc.json")
+    project.write("mutharness.toml", 'pytest-addopts = "-ra"\n')
+    project.commit("mutharness runs without the suite's gate")
+    mended = in_process(project.root, "verify", "specs/calc.json")
 
     assert refused.code == 3, refused.out + refused.err
     assert "pytest-addopts" in refused.err
+    assert "FAIL Required 99 tests not reached: 4 ran" in refused.err
     assert mended.code == 0, mended.out + mended.err
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="builds POSIX venv layouts (bin/python)")
-def test_pytest_drop_addopts_removes_the_coverage_floor_and_keeps_the_rest_of_the_addopts(
-    make_project: ProjectFactory, make_venv: VenvFactory, tool_site: Path
+def test_pytest_drop_addopts_removes_the_suite_s_gate_and_keeps_the_rest_of_the_addopts(
+    make_project: ProjectFactory
 ) -> None:
-    project = coverage_floor_project(make_project, f"--cov=calc --cov-fail-under 100 {KEPT}")
+    project = gate_project(make_project, f"--min-tests=99 {KEPT}")
     project.spec("calc", default_spec(expectBaselinePass=KEPT_PASS))
-    project.write("mutharness.toml", 'pytest-drop-addopts = ["--cov-fail-under"]\n')
-    project.commit("mutharness runs drop the coverage floor by name, value and all")
-    venv = make_venv("cov", tools=tool_site)
+    project.write("mutharness.toml", 'pytest-drop-addopts = ["--min-tests"]\n')
+    project.commit("mutharness runs drop the gate by name, value and all")
 
-    done = in_process(project.root, "verify", "specs/calc.json", "--python", str(venv.python))
+    done = in_process(project.root, "verify", "specs/calc.json")
 
     assert done.code == 0, done.out + done.err
     assert "pytest-drop-addopts" not in done.err

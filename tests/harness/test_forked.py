@@ -1,4 +1,4 @@
-"""The warm forked pytest runner: the verdicts of a fresh process per run, at a fork's cost."""
+"""The pytest fork server: the verdicts of a fresh process per run, at a fork's cost."""
 
 from __future__ import annotations
 
@@ -20,10 +20,10 @@ from mutharness.reports.evidence import spec_facts
 REPOSITORY = Path(__file__).resolve().parents[2]
 ProjectFactory = Callable[..., Project]
 Cli = Callable[..., Completed]
-FORKED = ("--pytest-runner", "forked")  # asked for: the default is a fresh process per run
+FORKED = ("--pytest-runner", "forked")  # the default, named
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux",
-                                reason="the warm runner forks; its runs are told apart by /proc")
+                                reason="the fork server forks; its runs are told apart by /proc")
 
 CONFTEST = '''\
 import os
@@ -236,7 +236,9 @@ def test_a_fall_back_in_j2_workers_is_told_once_and_kept_in_the_results(
     assert two.err.count("note:") == 1, two.err  # both workers fell back, for one reason
     assert FELL_BACK in two.err
     assert two_results["notes"] == one_results["notes"]
-    assert two_runs.count("forked") == 2  # each worker's proof; every mutant ran fresh
+    # each worker's proof, and the joining worker's run of the other's baseline; every
+    # mutant ran fresh
+    assert two_runs.count("forked") == 3, two_runs
 
 
 def _own_pprint(project: Project) -> None:
@@ -383,7 +385,7 @@ def test_a_server_that_dies_leaves_the_verdicts_to_fresh_processes(
     assert fresh.code == 0, fresh.out + fresh.err
     assert forked.code == 0, forked.out + forked.err
     assert _without_settings(forked_results) == _without_settings(fresh_results)
-    assert "the warm pytest server failed: the server exited" in forked.err
+    assert "the pytest fork server failed: the server exited" in forked.err
     assert forked_runs == ["fresh", "forked"] + ["fresh"] * 7
 
 
@@ -451,9 +453,9 @@ def test_the_runner_option_accepts_only_the_runners_there_are(project: Project) 
     configured = in_process(project.root, "verify", "specs/imports.json")
 
     assert done.code == 2
-    assert "'spawn' is not one of 'forked', 'subprocess', 'warm'" in done.err
+    assert "'spawn' is not one of 'forked', 'subprocess'" in done.err
     assert configured.code == 2
-    assert "pytest-runner: must be one of forked, subprocess, warm, not 'spawn'" in configured.err
+    assert "pytest-runner: must be one of forked, subprocess, not 'spawn'" in configured.err
 
 
 def _bundled_pytest_specs() -> list[str]:
@@ -581,17 +583,14 @@ def _stale_evidence(spec_ids: list[str]) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("runner", ["forked", "warm"])
 def test_every_bundled_pytest_spec_gets_the_facts_forked_that_its_fresh_evidence_records(
-    cli: Cli, tmp_path: Path, runner: str
+    cli: Cli, tmp_path: Path
 ) -> None:
     """The committed evidence is a fresh-process run (`mutharness verify specs --evidence
-    evidence --pytest-runner subprocess`); while it is fresh for this tree, a forked run of the
-    same specs (every run a forked child, or the default warm route: each body mutant's code
-    swapped into a child of a server that collected the tests once, the others collected afresh
-    in a child of the configured server) must repeat its every fact: the run's outcome, each
-    baseline's per-test outcomes and pin, each mutation's verdict, expectation, failing
-    tests, not-passed outcomes and counts."""
+    evidence --pytest-runner subprocess`); while it is fresh for this tree, a run of the
+    same specs by the default (every mutant a child of the fork server) must repeat its every
+    fact: the run's outcome, each baseline's per-test outcomes and pin, each mutation's
+    verdict, expectation, failing tests, not-passed outcomes and counts."""
     specs = _bundled_pytest_specs()
     assert len(specs) >= 8, specs
     ids = [Path(spec).stem for spec in specs]
@@ -609,8 +608,8 @@ def test_every_bundled_pytest_spec_gets_the_facts_forked_that_its_fresh_evidence
     assert set(runners.values()) == {"subprocess"}, runners  # the evidence ran fresh processes
     out = tmp_path / "forked.json"
 
-    # the other runner's run of this test may hold the repository's lock: wait for it
-    done = cli(REPOSITORY, "verify", *specs, "--allow-dirty", "--pytest-runner", runner,
+    # another run of this repository may hold its lock: wait for it
+    done = cli(REPOSITORY, "verify", *specs, "--allow-dirty",
                "--json", str(out), "--lock-timeout", "3600",
                env={**os.environ, "PYTHONIOENCODING": "utf-8"},
                timeout=7200)  # a hang guard: 104 mutants take minutes on a loaded machine
@@ -618,13 +617,10 @@ def test_every_bundled_pytest_spec_gets_the_facts_forked_that_its_fresh_evidence
     assert done.code == 0, done.out + done.err
     assert "note:" not in done.err, done.err  # no fall-back to fresh processes
     forked = from_json(json.loads(out.read_text("utf-8")), str(out))
-    assert forked.settings["values"]["pytest-runner"] == runner
+    assert forked.settings["values"]["pytest-runner"] == "forked"
     assert [spec.spec.id for spec in forked.specs] == ids
     differences = [line for spec_id in ids
                    for line in runner_differences(recorded[spec_id], facts_of(forked, spec_id))]
-    routes = [mutation.facts.route for spec in forked.specs for mutation in spec.mutations]
-    if runner == "warm":  # the route is taken, not silently refused: most mutants ran warm
-        assert routes.count("warm") * 2 > len(routes), routes
     tools = {key: (recorded[ids[0]]["tool"].get(key), value)
              for key, value in forked.tool.items() if recorded[ids[0]]["tool"].get(key) != value
              and not key.endswith("_executable") and key != "ci"}

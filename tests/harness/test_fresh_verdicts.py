@@ -1,8 +1,8 @@
 """A verdict is a fresh `python -m pytest`'s, whichever runner gave it.
 
 What the interpreter's own start-up does in a fresh process (`.pth` lines, a `sitecustomize`
-that mutharness's hook chains to) holds in every run, by default and with the warm forked runner
-asked for; a script the tests run by path is a run of that file. Real venvs, real git
+that mutharness's hook chains to) holds in every run, by default (the fork server) and with
+the subprocess runner; a script the tests run by path is a run of that file. Real venvs, real git
 repositories, real pytest children.
 """
 
@@ -162,45 +162,25 @@ def test_a_run_with_no_runner_option_gives_a_fresh_processs_verdict_whatever_sta
     made: str, make_project: ProjectFactory, make_venv: VenvFactory
 ) -> None:
     project, venv = PROJECTS[made](make_project, make_venv)
+    evidence = project.root.parent / "evidence"
 
     fresh, fresh_verdicts, _ = _verdicts(in_process, project, venv, "fresh",
                                          "--pytest-runner", "subprocess")
-    default, default_verdicts, results = _verdicts(in_process, project, venv, "default")
+    default, default_verdicts, results = _verdicts(in_process, project, venv, "default",
+                                                   "--evidence", str(evidence))
 
     assert fresh.code == 0, fresh.out + fresh.err
     assert fresh_verdicts == (["CAUGHT"] if "getcwd" in made else ["SURVIVED", "CAUGHT"])
     assert default_verdicts == fresh_verdicts, default.out + default.err
     assert default.code == fresh.code
-    # the default, the warm route, refused its server (start-up made state a forked child
-    # would not make again) and ran every mutant in a fresh process, saying so once
-    assert results["settings"]["values"]["pytest-runner"] == "warm"  # type: ignore[index]
-    assert [m["facts"].get("route", "") for spec in results["specs"]  # type: ignore[index]
-            for m in spec["mutations"]] == [""] * len(fresh_verdicts)
+    assert results["settings"]["values"]["pytest-runner"] == "forked"  # type: ignore[index]
+    # the fork server refused (start-up made state a forked child would not make again) and
+    # every run was a new interpreter, saying so once
     [note] = results["notes"]  # type: ignore[misc]
-    assert default.err.count("note:") == 1 and f"mutharness: note: {note}" in default.err
+    assert "start-up" in note and default.err.count("note:") == 1, default.err
+    assert f"mutharness: note: {note}" in default.err
+    assert "--pytest-runner" not in (evidence / "calc.md").read_text("utf-8")
 
-
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="the warm runner forks")
-@pytest.mark.parametrize("made", PROJECTS)
-def test_the_forked_runner_asked_for_gives_a_fresh_processs_verdict_whatever_start_up_did(
-    made: str, make_project: ProjectFactory, make_venv: VenvFactory
-) -> None:
-    project, venv = PROJECTS[made](make_project, make_venv)
-    evidence = project.root.parent / "evidence"
-
-    fresh, fresh_verdicts, _ = _verdicts(in_process, project, venv, "fresh",
-                                         "--pytest-runner", "subprocess")
-    forked, forked_verdicts, results = _verdicts(in_process, project, venv, "forked",
-                                                 "--pytest-runner", "forked",
-                                                 "--evidence", str(evidence))
-
-    assert fresh.code == 0, fresh.out + fresh.err
-    assert forked_verdicts == fresh_verdicts, forked.out + forked.err
-    assert forked.code == fresh.code
-    [note] = results["notes"]  # type: ignore[misc]
-    assert "start-up" in note and forked.err.count("note:") == 1, forked.err
-    assert f"mutharness: note: {note}" in forked.err
-    assert "--pytest-runner forked" in (evidence / "calc.md").read_text("utf-8")
 
 # -- a script the tests run by path ------------------------------------------------------------
 

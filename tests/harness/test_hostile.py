@@ -264,7 +264,7 @@ def test_segfaults_and_os_exit_at_import_or_in_a_test_are_untrustworthy_never_ev
     assert run.reason(4) == run.reason(7) == "report missing (exit status 1)"
     assert len(run.pids) == 6  # a pytest process per run
     assert run.done.code == 4
-    # the default (the warm route) gives the same verdicts for the same reasons
+    # the default (the fork server) gives the same verdicts for the same reasons
     default = run_hostile(project, cli, sandbox, [sentinel])
     assert default.verdicts == run.verdicts
     assert [default.reason(n) for n in range(9)] == [run.reason(n) for n in range(9)]

@@ -327,7 +327,7 @@ def test_uv_run_with_mutharness_verifies_a_uv_or_tox_project(
     if not made.flags:
         assert "(the environment `uv run --with` extends; --python chooses another)" \
             in done.stderr
-        assert "run in a fresh process each" not in done.stderr  # the warm route: a plain venv
+        assert "new interpreter per run" not in done.stderr  # the fork server: a plain venv
 
 
 def test_mutharness_installed_into_the_project_s_own_environment_verifies_it(

@@ -104,7 +104,7 @@ def test_a_verify_starts_the_tests_once_per_baseline_run_and_once_per_mutant(
     project.commit("every pytest session logged")
     log = tmp_path / "sessions.log"
 
-    # the subprocess runner: a fresh pytest per run (the warm route's server configures
+    # the subprocess runner: a fresh pytest per run (the fork server's proof runs the tests
     # once more per test set; its own tests count what it runs)
     _, recorder = verify_here(project, environ={**os.environ, "SESSIONS_LOG": str(log)},
                               baseline_runs=2, pytest_runner="subprocess")

@@ -89,8 +89,7 @@ def timeless(path: Path) -> dict[str, object]:
 
 def test_j2_shows_the_console_results_and_evidence_of_j1(project: Project, cli: Cli) -> None:
     here = project.root.parent
-    # a fresh process per run: the workers' conftest logs each run outside the workspace,
-    # which the warm route refuses (its note names each run's own log)
+    # a fresh process per run: the recorded runs of -j 1 are a subprocess runner's
     one = in_process(project.root, "verify", "specs", "--json", str(here / "one.json"),
                      "--evidence", str(here / "one"), *FRESH)  # -j 1: the recorded runs
     two = cli(project.root, "verify", "specs", "-j", "2", "--json", str(here / "two.json"),

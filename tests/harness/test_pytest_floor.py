@@ -14,6 +14,7 @@ from conftest import (
     Completed,
     Project,
     Venv,
+    gate_project,
     install,
     pip,
 )
@@ -79,48 +80,34 @@ def test_installing_mutharness_into_a_project_environment_keeps_its_pinned_pytes
     assert "pytest" not in planned  # the project's pytest 7.4 stays
 
 
-COVERAGE_GATE = '''\
-[tool.pytest.ini_options]
-pythonpath = ["src"]
-addopts = "--cov=calc --cov-fail-under=99"
-'''
-
-
 def test_an_addopts_gate_unrelated_to_the_tests_shows_pytests_reason_and_can_be_neutralised(
-    make_project: ProjectFactory, make_venv: VenvFactory, tool_site: Path, cli: Cli,
-    tmp_path: Path,
+    make_project: ProjectFactory, cli: Cli, tmp_path: Path,
 ) -> None:
-    project = make_project()
-    project.write("src/calc.py", (project.root / "src/calc.py").read_text()
-                  + "\n\ndef untested():\n    return 1\n")
-    project.write("pyproject.toml", COVERAGE_GATE)
-    project.commit("a coverage gate meant for the whole suite, not this subset")
-    venv = make_venv("cov", tools=tool_site)
+    project = gate_project(make_project, "--min-tests=99")
 
-    refused = cli(project.root, "verify", "specs/calc.json", "--python", str(venv.python))
+    refused = cli(project.root, "verify", "specs/calc.json")
 
     assert refused.code == 3, refused.out + refused.err
-    assert "pytest said:" in refused.err and "99%" in refused.err
+    assert "pytest said: FAIL Required 99 tests not reached" in refused.err
 
-    project.write("pyproject.toml", COVERAGE_GATE + (
-        '\n[tool.mutharness]\n# a reviewed change: mutation runs need no coverage gate\n'
-        'pytest-addopts = "-p no:cov"\n'
+    gate = (project.root / "pyproject.toml").read_text("utf-8")
+    project.write("pyproject.toml", gate + (
+        '\n[tool.mutharness]\n# a reviewed change: mutation runs need no suite-wide gate\n'
+        'pytest-addopts = "-ra"\n'
     ))
-    project.commit("mutharness runs without the coverage gate")
+    project.commit("mutharness runs without the suite's gate")
 
-    done = cli(project.root, "verify", "specs/calc.json", "--python", str(venv.python),
-               "--evidence", str(tmp_path / "evidence"))
+    done = cli(project.root, "verify", "specs/calc.json", "--evidence", str(tmp_path / "evidence"))
 
     assert done.code == 0, done.out + done.err
     results = json.loads((project.root / ".mutharness/results.json").read_text("utf-8"))
-    assert results["settings"]["changed"] == {"python": str(venv.python),
-                                              "pytest-addopts": "-p no:cov"}
+    assert results["settings"]["changed"] == {"pytest-addopts": "-ra"}
     assert results["settings"]["sources"]["pytest-addopts"] == "config"
     assert results["settings"]["config_file"] == "pyproject.toml [tool.mutharness]"
     evidence = (tmp_path / "evidence/calc.md").read_text("utf-8")
-    assert "`pytest-addopts = -p no:cov` (config)" in evidence
+    assert "`pytest-addopts = -ra` (config)" in evidence
     assert "config file `pyproject.toml [tool.mutharness]`" in evidence
-    assert "--pytest-addopts '-p no:cov'" in evidence  # the re-derive command repeats it
+    assert "--pytest-addopts -ra" in evidence  # the re-derive command repeats it
 
 
 def test_an_unknown_key_in_the_project_settings_is_refused(

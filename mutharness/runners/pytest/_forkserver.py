@@ -1,4 +1,5 @@
-"""Warm pytest server copied into a run's start-up directory: imports pytest once, forks per run.
+"""The pytest fork server, copied into a run's start-up directory: imports pytest once, forks
+a child per run that imports the project afresh and ends as a process ends.
 
 `python -m _mutharness_forkserver` runs in the tests' interpreter, with the environment of a
 run (the start-up hook is active), in a scratch directory outside the workspace. It imports
@@ -59,14 +60,22 @@ KNOWN_START_UP = (
                r"""( or os\.getenv\("COVERAGE_PROCESS_CONFIG"\))?:\\n try:\\n  import """
                r"""coverage\\n except:\\n  pass\\n else:\\n  coverage\.process_startup\("""
                r"""(slug="pth")?\)'\)"""),
+    # pytest-cov 2.12 to 6's `pytest-cov.pth`, its exact text: starts coverage when
+    # COV_CORE_SOURCE is set (then not known to do the same)
+    re.compile(re.escape(
+        "import os, sys;exec('if \\'COV_CORE_SOURCE\\' in os.environ:\\n try:\\n  from "
+        "pytest_cov.embed import init\\n  init()\\n except Exception as exc:\\n  "
+        "sys.stderr.write(\\n   \"pytest-cov: Failed to setup subprocess coverage. \"\\n   "
+        "\"Environ: {0!r} \"\\n   \"Exception: {1!r}\\\\n\".format(\\n    dict((k, v) for k, v "
+        "in os.environ.items() if k.startswith(\\'COV_CORE\\')),\\n    exc\\n   )\\n  )\\n')")),
 )
-COVERAGE_START = ("COVERAGE_PROCESS_START", "COVERAGE_PROCESS_CONFIG")
+# what starts coverage through those lines: the harness never passes them on to a run
+COVERAGE_START = ("COVERAGE_PROCESS_START", "COVERAGE_PROCESS_CONFIG", "COV_CORE_SOURCE")
 
 
 class Channel:
     """The harness's requests (fd 0 at start) and the answers (fd 1), moved off the standard
-    streams so that nothing printed can corrupt them, and closed in every child; or (`over`)
-    a pipe pair between the configured server and its collector."""
+    streams so that nothing printed can corrupt them, and closed in every child."""
 
     def __init__(self) -> None:
         self.inp = os.dup(0)
@@ -76,13 +85,6 @@ class Channel:
         os.close(null)
         os.dup2(2, 1)  # stray output goes to the server's log
         self.buffer = b""
-
-    @classmethod
-    def over(cls, inp: int, out: int) -> Channel:
-        """A channel that reads `inp` and writes `out`."""
-        channel = cls.__new__(cls)
-        channel.inp, channel.out, channel.buffer = inp, out, b""
-        return channel
 
     def send(self, message: dict[str, Any]) -> None:
         data = (json.dumps(message) + "\n").encode()
@@ -168,8 +170,7 @@ def _executable_pth_line(directory: str) -> str | None:
         for line in lines:
             if line.startswith(("import ", "import\t")) and (not any(
                     known.fullmatch(line.rstrip()) for known in KNOWN_START_UP)
-                    or ("COVERAGE_PROCESS_START" in line
-                        and any(os.environ.get(name) for name in COVERAGE_START))):
+                    or any(name in line and name in os.environ for name in COVERAGE_START)):
                 return f"{path}: {line.strip()[:120]}"
     return None
 
@@ -305,263 +306,26 @@ def serve() -> None:
         request = channel.receive()
         if request is None:
             return
-        if "collect" in request:  # from now on the server is the run, collected once
-            collect(request, channel, server_cwd_entry, boot)
-            return
         _fork(channel, lambda told, request=request: child(
             request, channel, server_cwd_entry, boot, told))
 
 
-def _split(channel: Channel, said: dict[str, Any]) -> int | None:
-    """Fork a run's child. In the child: the descriptor to close once it leads its own
-    session. In the server: None, once it has answered the child's pid (with `said`) and then
-    its end."""
+def _fork(channel: Channel, become: Any) -> None:
+    """Fork a child that `become`s the run (never returning); answer its pid once the child
+    leads its own session, then its end."""
     sys.stdout.flush()
     sys.stderr.flush()
     started, told = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(started)
-        return told
+        become(told)
     os.close(told)
     os.read(started, 1)  # end of file once the child leads its own session (or died)
     os.close(started)
-    channel.send({**said, "pid": pid})
+    channel.send({"pid": pid})
     _, status = os.waitpid(pid, 0)
     channel.send({"status": _returncode(status)})
-    return None
-
-
-def _fork(channel: Channel, become: Any) -> None:
-    """Fork a child that `become`s the run (never returning); answer its pid, then its end."""
-    told = _split(channel, {})
-    if told is not None:
-        become(told)
-
-
-def _rewritten(key: str, warm: Any) -> bool:
-    """Whether pytest rewrote the asserts of a loaded module of the file `key`."""
-    for module in list(sys.modules.values()):
-        origin = getattr(module, "__file__", None)
-        if isinstance(origin, str) and warm._key(origin) == key:
-            loader = getattr(module, "__loader__", None)
-            if type(loader).__name__ == "AssertionRewritingHook":
-                return True
-    return False
-
-
-def _take_run(channel: Channel, told: int, request: dict[str, Any], saved: tuple[int, ...]
-              ) -> None:
-    """In a child of a configured or collected server: lead its own session, write to the
-    run's log (pytest's saved copies of stdout and stderr too), take the run's variables
-    (its report and import log) and temp directory."""
-    _own_session(channel, told, request["log"], (1, 2, *saved))
-    os.environ.update(request["env"])
-    tempfile.tempdir = None
-    reopen = getattr(sys.modules.get(STARTUP), "reopen", None)
-    if reopen is not None:
-        reopen(os.environ.get(IMPORTS))
-
-
-def _warm_child(request: dict[str, Any], channel: Channel, told: int, session: Any,
-                plan: tuple[str, Any] | None, warm: Any, live: dict[str, Any]) -> None:
-    """A mutant's run in the collected session; never returns (`os._exit` once the session
-    has ended as pytest ends one: its report written, its fixtures torn down)."""
-    status = 3
-    try:
-        _take_run(channel, told, request, warm.saved_streams(session.config))
-        if plan is not None:
-            warm.swap(live.get(plan[0], []), plan[1])
-        status = warm.run_tests(session, bool(request.get("first_failure")))
-    except BaseException:  # the report is missing: the harness runs the mutant fresh
-        import traceback
-        traceback.print_exc()
-    finally:
-        with contextlib.suppress(Exception):
-            sys.stdout.flush()
-            sys.stderr.flush()
-        os._exit(status)
-
-
-def _fresh_child(told: int, asked: dict[str, Any], channel: Channel, inner: Channel,
-                 session: Any, plugin: Any, warm: Any) -> None:
-    """In a child of the configured server: the run of `asked` from here on is a fresh
-    process's (its own log, session and report; the tracer off); pytest then collects the
-    tests, importing the mutated file, and runs them with its own loop."""
-    plugin.tracer.release()
-    inner.close()
-    _take_run(channel, told, asked, warm.saved_streams(session.config))
-    plugin.fresh = True
-    session.config.option.maxfail = 1 if asked.get("first_failure") else 0
-    warm._restart_clock(session.config)
-
-
-def _loaded(warm: Any) -> set[str]:
-    """The files (by `_warm._key`) of every module loaded so far."""
-    found = set()
-    for module in list(sys.modules.values()):
-        origin = getattr(module, "__file__", None)
-        if isinstance(origin, str):
-            found.add(warm._key(origin))
-    return found
-
-
-def collect(request: dict[str, Any], channel: Channel, server_cwd_entry: str | None,
-            boot: str) -> None:
-    """Become the run and configure pytest with the targets traced (`_warm`); at the
-    checkpoint (configured, nothing collected) fork the collector, which collects the tests
-    once and answers `{"collected": N, "problem": ..., "pid": ...}`, then routes each mutant
-    (`"mutant"`: its file, already written): one `_warm.route` cannot place is answered
-    `{"fresh": why}`, any other is the collector's forked child that runs the tests with the
-    mutant's code swapped in. This process relays the collector's answers; a mutant routed
-    fresh whose file nothing loaded or read while pytest configured runs in a child of this
-    configured state instead (`{"fresh": why, "pid": N}`): it collects the tests, importing
-    the mutated file, as a fresh process would, without Python's start, pytest's import and
-    its configuring again; so does `{"configured": true}`, the unmutated tests' run that
-    proves that route in a workspace whose baseline another measured."""
-    _become(request["collect"], server_cwd_entry, boot)
-    import _mutharness_warm as warm  # type: ignore[import-not-found]
-
-    targets = list(request["targets"])
-    opened = warm.open_files()  # the server's own: what configuring opens is what is new
-    tracer = warm.Tracer(targets)
-    tracer.watch.phase = "configuring pytest"
-    pipes = {"inner": channel}  # the collector's channel to this process, once forked
-
-    def serve(session: Any, problem: str | None, originals: dict[str, Any]) -> None:
-        """In the collector: answer this process's requests."""
-        inner = pipes["inner"]
-        inner.send({"collected": len(session.items), "problem": problem, "pid": os.getpid()})
-        if problem is not None:
-            return
-        live = warm.functions(targets)
-        held = warm.held(live, tracer.called, originals)
-        rewritten: dict[str, bool] = {}  # by file: the collector imports nothing from now on
-        while True:
-            asked = inner.receive()
-            if asked is None:
-                return
-            plan = None
-            if asked.get("mutant"):
-                key = warm._key(asked["mutant"])
-                if key not in rewritten:
-                    rewritten[key] = _rewritten(key, warm)
-                found = originals.get(key)
-                reason = None
-                if found is None:
-                    reason = "the file was not a target when the tests were collected"
-                elif not key.endswith(".py"):
-                    reason = "the file is not Python source (read by whatever loads it)"
-                elif rewritten[key]:
-                    reason = "pytest rewrites the file's asserts"
-                else:
-                    try:
-                        with open(asked["mutant"], "rb") as handle:
-                            routed = warm.route(found[1], found[0], handle.read(),
-                                                tracer.called, held)
-                    except OSError as error:
-                        routed = f"the mutated file cannot be read ({error.strerror})"
-                    if isinstance(routed, str):
-                        reason = routed
-                    else:
-                        plan = (key, routed)
-                if reason is not None:
-                    inner.send({"fresh": reason})
-                    continue
-            _fork(inner, lambda told, asked=asked, plan=plan: _warm_child(
-                asked, inner, told, session, plan, warm, live))
-
-    def checkpoint(session: Any) -> None:
-        """Configured: returns in the collector and in each fresh child; this process
-        relays and forks until the harness closes its channel, then exits."""
-        threads = warm.threads_problem()
-        children = None if threads else warm.children_problem("configuring pytest")
-        files = None if threads or children else warm.files_problem(
-            opened, warm.capture_files(session.config))
-        problem = tracer.watch.problem or (threads and f"configuring pytest: {threads}") or (
-            children) or (files and f"configuring pytest left {files}")
-        if problem is not None:
-            channel.send({"collected": 0, "problem": problem})
-            os._exit(0)
-        loaded = _loaded(warm)
-        down, up = os.pipe(), os.pipe()
-        tracer.watch.on = False  # this fork is mutharness's own
-        collector = os.fork()
-        if collector == 0:  # the collector: collects, traced, and serves through `serve`
-            tracer.watch.phase = "collecting the tests"
-            tracer.watch.on = True
-            channel.close()
-            os.close(down[1])
-            os.close(up[0])
-            pipes["inner"] = Channel.over(down[0], up[1])
-            plugin.files = warm.open_files()  # what collecting opens is what is new
-            return
-        os.close(down[0])
-        os.close(up[1])
-        inner = Channel.over(up[0], down[1])
-        tracer.release()
-        collected = inner.receive()
-        if collected is not None:
-            channel.send({**collected, "configured": os.getpid()})
-        while collected is not None and not collected.get("problem"):
-            asked = channel.receive()
-            if asked is None:
-                break
-            if asked.get("configured"):  # the unmutated tests collected afresh: a proof
-                told = _split(channel, {"fresh": "asked for"})
-                if told is not None:
-                    _fresh_child(told, asked, channel, inner, session, plugin, warm)
-                    return
-                continue
-            inner.send(asked)
-            answer = inner.receive()
-            if answer is None:  # the collector is gone, and so is this server
-                break
-            mutant = asked.get("mutant")
-            if ("pid" not in answer and isinstance(answer.get("fresh"), str)
-                    and isinstance(mutant, str) and warm._key(mutant) not in loaded):
-                told = _split(channel, {"fresh": answer["fresh"]})
-                if told is not None:
-                    _fresh_child(told, asked, channel, inner, session, plugin, warm)
-                    return  # pytest goes on: collects the mutated file, runs the tests
-                continue
-            channel.send(answer)
-            if "pid" in answer:  # a warm child of the collector: its end follows
-                ended = inner.receive()
-                if ended is None:
-                    break
-                channel.send(ended)
-        inner.close()
-        os.waitpid(collector, 0)
-        os._exit(0)
-
-    problem = tracer.start()
-    if problem is not None:
-        channel.send({"collected": 0, "problem": problem})
-        return
-    import pytest
-
-    plugin = warm.Collected(tracer, targets, serve, checkpoint)
-    status = pytest.main(list(request["collect"]["args"]), plugins=[plugin])
-    _leave(int(status))  # only a fresh child of the configured server gets here
-
-
-def _leave(status: int) -> None:
-    """End a child as the interpreter ends a process, as far as a run can show: its threads
-    joined, then its atexit handlers run, its output flushed; then leave (`os._exit`, as the
-    warm children leave) without the teardown of every module and object that follows, tens
-    of milliseconds a test session that no report or file of the run waits for."""
-    import atexit
-    import threading
-
-    try:
-        threading._shutdown()  # type: ignore[attr-defined]  # what Py_Finalize calls first
-    finally:
-        atexit._run_exitfuncs()
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):
-                stream.flush()
-        os._exit(status)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,9 @@
 """pytest plugin loaded into each child: drops the options the project config names from the
-project's addopts, records every test's outcome and every collector's (the report mutharness
-reads: pytest-json-report's words and shape, from the same hooks, so the tests' environment
-needs nothing but pytest), the session's end, its modules, its config, the tests a failing
-subtest belongs to (the outcome word of such a test is its last report's, a passing
-subtest's), and whether pytest-xdist distributed the tests.
+project's addopts, switches pytest-cov off, records every test's outcome and every
+collector's (the report mutharness reads: pytest-json-report's words and shape, from the same
+hooks, so the tests' environment needs nothing but pytest), the session's end, its modules,
+its config, the tests a failing subtest belongs to (the outcome word of such a test is its
+last report's, a passing subtest's), and whether pytest-xdist distributed the tests.
 
 It runs in the tests' interpreter (Python 3.8 syntax, the standard library and pytest).
 """
@@ -107,7 +107,8 @@ def pytest_load_initial_conftests(
 ) -> Iterator[None]:
     """Before any plugin reads the early options (pytest-cov does, here): remove the named
     options from the addopts pytest put at the head of `args`, and parse the early options
-    again. A pytest-xdist worker gets its options without the addopts: nothing to remove."""
+    again (a pytest-xdist worker gets its options without the addopts: nothing to remove);
+    then switch pytest-cov off, whatever the options ask of it."""
     names = json.loads(os.environ.get(DROP_ADDOPTS) or "[]")
     if names:
         addopts = [str(token) for token in early_config.getini("addopts")]
@@ -123,6 +124,9 @@ def pytest_load_initial_conftests(
             early_config.known_args_namespace = parser.parse_known_args(
                 args, namespace=copy.copy(early_config.option)
             )
+    if hasattr(early_config.known_args_namespace, "no_cov"):
+        # pytest-cov: measured coverage serves no verdict; off as `--no-cov` turns it off
+        early_config.known_args_namespace.no_cov = True
     yield
 
 

@@ -44,7 +44,7 @@ WORKSPACE_ROOT = "MUTHARNESS_WORKSPACE_ROOT"
 WORKSPACE_BASE = "MUTHARNESS_WORKSPACE_BASE"  # the run's own directory, in the shared temp dir
 IMPORTS = "MUTHARNESS_IMPORTS"
 ERROR = "!error"  # a log line's name field when the hook itself failed
-REGISTERED = "_mutharness_startup"  # this module's name in sys.modules, for the warm runner
+REGISTERED = "_mutharness_startup"  # this module's name in sys.modules, for the fork server
 HOOKED = "!hooked"  # the lines before this one list what start-up imported before the hook
 
 
@@ -69,7 +69,7 @@ class _Log:
         return os.open(os.path.join(directory, name), flags, 0o600)
 
     def reopen(self, directory: str) -> None:
-        """In a process forked from this one (the warm runner's child): log to `directory`
+        """In a process forked from this one (a fork server's child): log to `directory`
         from now on, as if this process had started there: what start-up imported before
         the hook first, then everything else already loaded."""
         with contextlib.suppress(OSError):

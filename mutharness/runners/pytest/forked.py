@@ -1,7 +1,8 @@
-"""The warm runner's harness side: a pytest server per workspace, one forked child per run.
+"""The fork server's harness side: a pytest server per workspace, one forked child per run.
 
 The server (`_forkserver`, in the tests' interpreter) imports pytest once; each run is a child
-it forks, leading its own session: a timeout or an interrupt ends that session's group as
+it forks, which imports the project afresh and ends as a process ends, leading its own
+session: a timeout or an interrupt ends that session's group as
 `process.run` ends a subprocess's, and what the run left behind is reaped the same way (the
 group, the run's marker, orphans re-parented to us). Anything unexpected from the server is
 `ServerUnusable`, and the runner falls back to a fresh process per run.
@@ -15,7 +16,6 @@ import os
 import select
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ INTERPRETER_OWN = frozenset({"__PYVENV_LAUNCHER__"})
 
 
 class ServerUnusable(Exception):
-    """Why the warm server cannot (or can no longer) run the tests."""
+    """Why the fork server cannot (or can no longer) run the tests."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
@@ -53,16 +53,6 @@ def _pid(answer: dict[str, Any] | None) -> int:
     if not isinstance(pid, int):
         raise ServerUnusable(f"the server did not fork a run ({answer!r})")
     return pid
-
-
-@dataclass(frozen=True)
-class Served:
-    """A collected server's answer to a mutant: its run, and why it ran fresh (`_warm`'s
-    reason) when the server ran it in a child of its configured, uncollected state; no run
-    (`result` None) when it needs a fresh process instead."""
-
-    result: process.ProcessResult | None
-    fresh: str | None = None
 
 
 class ForkServer:
@@ -156,42 +146,6 @@ class ForkServer:
         except OSError as error:
             raise ServerUnusable(f"the server stopped reading ({error.strerror})") from None
 
-    def collect(self, request: Mapping[str, Any], targets: Sequence[str],
-                timeout_s: float) -> tuple[int, int]:
-        """Make the server the run of `request` (as `run` words one), configured with the
-        `targets` traced and its tests collected once in a child of it (`_warm`); the pids
-        of the collector and of the configured server. ServerUnusable when it cannot serve
-        mutants (and why)."""
-        self._send({"collect": dict(request), "targets": list(targets)})
-        answer = self._answer(timeout_s)
-        if answer is None:
-            raise ServerUnusable(f"it did not collect the tests within {timeout_s:g} s")
-        if answer.get("problem"):
-            raise ServerUnusable(str(answer["problem"]))
-        pid, configured = answer.get("pid"), answer.get("configured")
-        if not isinstance(answer.get("collected"), int) or not isinstance(pid, int) or (
-                not isinstance(configured, int)):
-            raise ServerUnusable(f"the server answered {answer!r} to the collection")
-        return pid, configured
-
-    def run_collected(
-        self, mutant: Path | None, first_failure: bool, *, env: Mapping[str, str],
-        log_path: Path, timeout_s: float,
-    ) -> Served:
-        """A run of the collected tests in a forked child, with `mutant` (the workspace's
-        file, already mutated) swapped in; or, where the collected tests cannot run it, in a
-        child that collects them afresh; or why it needs a fresh process instead."""
-        return self._serve((), cwd=Path(), env=env, log_path=log_path, timeout_s=timeout_s,
-                           message={"mutant": None if mutant is None else str(mutant),
-                                    "first_failure": first_failure})
-
-    def run_configured(self, *, env: Mapping[str, str], log_path: Path,
-                       timeout_s: float) -> Served:
-        """A run of the unmutated tests in a child of the configured server that collects
-        them afresh (the route of a mutant the collected tests cannot run)."""
-        return self._serve((), cwd=Path(), env=env, log_path=log_path, timeout_s=timeout_s,
-                           message={"configured": True, "first_failure": False})
-
     def run(
         self, args: Sequence[str], *, cwd: Path, env: Mapping[str, str], log_path: Path,
         timeout_s: float,
@@ -199,17 +153,6 @@ class ForkServer:
         """One run of pytest with `args` in a forked child; as `process.run` reports one.
         Interrupted at any point (also before the server named the child), the child's
         session is ended and what it left is reaped before the interrupt goes on."""
-        served = self._serve(args, cwd=cwd, env=env, log_path=log_path, timeout_s=timeout_s)
-        if served.result is None:
-            raise ServerUnusable(f"the server would not run it ({served.fresh})")
-        return served.result
-
-    def _serve(
-        self, args: Sequence[str], *, cwd: Path, env: Mapping[str, str], log_path: Path,
-        timeout_s: float, message: Mapping[str, Any] | None = None,
-    ) -> Served:
-        """`run`; with a `message` (a collected server's request) the server may answer why
-        the run needs a fresh process (no run), or run it fresh itself."""
         marker = process.new_marker()
         keep = process.children()  # the server, and the caller's own children
         started = time.monotonic()
@@ -226,13 +169,9 @@ class ForkServer:
         timed_out = False
         try:
             try:
-                self._send({**(message or {"args": list(args), "cwd": str(cwd)}),
-                            "log": str(log_path), "env": {**env, process.RUN_MARKER: marker}})
-                first = self._answer(ANSWER_TIMEOUT_S)
-                fresh = first.get("fresh") if first is not None else None
-                if isinstance(fresh, str) and "pid" not in first:  # type: ignore[operator]
-                    return Served(None, fresh)
-                pid = _pid(first)
+                self._send({"args": list(args), "cwd": str(cwd), "log": str(log_path),
+                            "env": {**env, process.RUN_MARKER: marker}})
+                pid = _pid(self._answer(ANSWER_TIMEOUT_S))
                 done = self._answer(timeout_s)
                 if done is None:
                     timed_out = True
@@ -256,9 +195,9 @@ class ForkServer:
         status = done.get("status") if done is not None else None
         if not isinstance(status, int):
             raise ServerUnusable(f"the server did not report the run's end ({done!r})")
-        return Served(process.ProcessResult(
+        return process.ProcessResult(
             (*args,), pid, status, timed_out, time.monotonic() - started, str(log_path),
-        ), fresh if isinstance(fresh, str) else None)
+        )
 
     def close(self) -> None:
         """Let the server go (its stdin closed), its group ended if it does not in a moment."""

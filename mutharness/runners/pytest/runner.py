@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import contextlib
 import json
 import os
 import re
@@ -16,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from mutharness import process
-from mutharness.digest import TreeState
 from mutharness.environment import is_below
 from mutharness.errors import (
     EnvironmentProblem,
@@ -48,7 +46,7 @@ from mutharness.runners.base import (
 from mutharness.runners.pytest.forked import MODULE as SERVER_MODULE
 from mutharness.runners.pytest.forked import ForkServer, ServerUnusable
 from mutharness.runners.pytest.rules import NAME
-from mutharness.runners.sandbox import Places, reset, sandboxed, untouched
+from mutharness.runners.sandbox import sandboxed
 
 PROBE_MODULE = "_mutharness_probe"
 BOOT_MARKER = "mutharness-boot"  # names a run's start-up directory (stripped from a nested run)
@@ -59,12 +57,11 @@ IMPORTS = "MUTHARNESS_IMPORTS"
 DROP_ADDOPTS = "MUTHARNESS_DROP_ADDOPTS"  # see _probe
 REPORT_OUT = "MUTHARNESS_REPORT_OUT"  # see _probe
 PROBE_OUT = "MUTHARNESS_PROBE_OUT"  # see _probe
-WARM_MODULE = "_mutharness_warm"  # the collected mode of the fork server (_warm)
-# the route of a mutant the collected tests cannot run, run in a child of the configured
-# server that collects them afresh (a fresh process's run without Python's start, pytest's
-# import and configuring); a subprocess's route is `fresh: why`
-CONFIGURED = "configured"
-SCRUBBED = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE")
+# pytest injection points, bytecode settings, and what starts coverage in every process
+# (coverage's own and pytest-cov 2-6's .pth lines): coverage serves no verdict
+SCRUBBED = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE",
+            "COVERAGE_PROCESS_START", "COVERAGE_PROCESS_CONFIG")
+SCRUBBED_PREFIXES = ("GIT_", "MUTHARNESS_", "COV_CORE_")
 PROBE_TIMEOUT_S = 120.0
 MIN_PYTEST = "7.4"  # the oldest pytest mutharness is tested with (tests/harness/test_pytest_floor)
 PYTEST_OK = 0
@@ -107,12 +104,12 @@ def _is_boot_dir(entry: str) -> bool:
 
 
 def child_environment(environ: Mapping[str, str]) -> dict[str, str]:
-    """The child's environment: ours without pytest injection points, GIT_* variables, an
-    enclosing mutharness run's variables and start-up directory."""
+    """The child's environment: ours without pytest injection points, what starts coverage,
+    GIT_* variables, an enclosing mutharness run's variables and start-up directory."""
     env = {
         key: value
         for key, value in environ.items()
-        if key not in SCRUBBED and not key.startswith(("GIT_", "MUTHARNESS_"))
+        if key not in SCRUBBED and not key.startswith(SCRUBBED_PREFIXES)
     }
     if "PYTHONPATH" in env:
         kept = [entry for entry in env["PYTHONPATH"].split(os.pathsep) if not _is_boot_dir(entry)]
@@ -276,7 +273,10 @@ def exit_meaning(status: int | None) -> RunExit:
 
 
 class PytestRunner:
-    """`python -m pytest` in a child process, reporting through the probe plugin."""
+    """`python -m pytest` in a child process, reporting through the probe plugin: a fresh
+    interpreter, or (given a `server_dir`, where fork exists) a child of the fork server
+    that imports the project afresh, once a run of the test set there gave the fresh
+    baseline's facts."""
 
     name = NAME
 
@@ -285,7 +285,7 @@ class PytestRunner:
         isolation: Isolation | None = None, addopts: str | None = None,
         user_base: str | None = None, probe_dir: Path | None = None,
         server_dir: Path | None = None, note: Callable[[str], None] | None = None,
-        drop_addopts: tuple[str, ...] = (), warm_dir: Path | None = None,
+        drop_addopts: tuple[str, ...] = (),
     ) -> None:
         self.python = python
         self.environ = dict(environ)
@@ -296,22 +296,15 @@ class PytestRunner:
         self.drop_addopts = drop_addopts  # removed from them by name (pytest-drop-addopts)
         self.user_base = user_base  # the interpreter's user site base, kept under a private HOME
         self.probe_dir = probe_dir or pycache.parent / "probe"
-        # the warm runner (a forked child per run) when given a directory for its server and
-        # fork() exists; `fallback` says why it is no longer used, `note` tells the user once
+        # the fork server (a child per run that imports the project afresh) when given a
+        # directory for it and fork() exists; `fallback` says why it is no longer used,
+        # `note` tells the user once
         self.server_dir = server_dir if hasattr(os, "fork") else None
         self.note = note or (lambda text: None)
         self.server: ForkServer | None = None
+        self.server_ready = False
         self.fallback: str | None = None
         self.proven: set[tuple[str, ...]] = set()  # test sets whose forked run matched
-        # the warm route (`_warm`): a server per test set that collected them once
-        self.warm_dir = warm_dir if hasattr(os, "fork") else None
-        self.collected: _Collected | None = None
-        # a server launched as a test set's baseline starts (it loads pytest meanwhile), with
-        # its directory: the next `_collect` makes it the run
-        self.spare: tuple[Path, ForkServer] | None = None
-        self.launched = 0
-        self.warm_proven: set[tuple[str, ...]] = set()
-        self.warm_refused: dict[tuple[str, ...], str] = {}
         self.probing: process.Started | None = None  # the interpreter's probe, once begun
 
     def begin(self) -> None:
@@ -335,187 +328,81 @@ class PytestRunner:
         return found
 
     def close(self) -> None:
-        """Stop the warm server, if one runs, and drop the bytecode of the workspace's
+        """Stop the fork server, if one runs, and drop the bytecode of the workspace's
         modules (nothing else outlives a run of this runner)."""
         if self.probing is not None:  # begun, never waited for
             self.probing.abandon()
             self.probing = None
         self._stop_server()
-        self._stop_collected()
         if self.isolation is not None:
             bytecode.forget(self.pycache, self.isolation.workspace_base)
-
-    def _stop_collected(self) -> None:
-        if self.collected is not None:
-            self.collected.server.close()
-            shutil.rmtree(self.collected.scratch.parent, ignore_errors=True)
-            self.collected = None
-        if self.spare is not None:
-            self.spare[1].close()
-            shutil.rmtree(self.spare[0], ignore_errors=True)
-            self.spare = None
-
-    def _launch(self) -> tuple[Path, ForkServer]:
-        """A server for the warm route, launched in a directory of its own (not yet ready)."""
-        assert self.warm_dir is not None
-        self.launched += 1
-        directory = _fresh(self.warm_dir / str(self.launched))
-        boot = directory / "boot"
-        self._boot(boot)
-        package = resources.files("mutharness.runners.pytest")
-        (boot / f"{SERVER_MODULE}.py").write_bytes(package.joinpath("_forkserver.py").read_bytes())
-        (boot / f"{WARM_MODULE}.py").write_bytes(package.joinpath("_warm.py").read_bytes())
-        cwd = directory / "cwd"
-        cwd.mkdir()
-        return directory, ForkServer.launch(self.python, self.environment(cwd, directory, boot),
-                                            cwd, directory / "server.log")
-
-    def _refuse_warm(self, tests: tuple[str, ...], reason: str) -> None:
-        """Run every mutant of `tests` fresh from now on, and say why (once per test set)."""
-        if tests not in self.warm_refused:
-            self.warm_refused[tests] = reason
-            self.note(f"the mutants of {' '.join(tests)} run in a fresh process each: {reason}")
-        self.warm_proven.discard(tests)
-        if self.collected is not None and self.collected.tests == tests:
-            self._stop_collected()
-
-    def _collect(self, request: RunRequest) -> _Collected:
-        """A server that collected `request`'s tests once, with its targets traced (the one
-        kept for the test set asked last)."""
-        if self.collected is not None and self.collected.tests == request.tests:
-            return self.collected
-        spare, self.spare = self.spare, None
-        self._stop_collected()
-        directory, server = spare if spare is not None else self._launch()
-        server.ready()
-        boot = directory / "boot"
-        run = directory / "run"
-        run.mkdir()
-        env = self.environment(request.cwd, run, boot)
-        bytecode.forget(self.pycache, request.cwd)
-        before = TreeState.scan(request.cwd, frozenset({".git"}))
-        try:
-            pids = server.collect(
-                {"args": self.argv(request.tests, request.cwd, mutant=True)[3:],
-                 "cwd": str(request.cwd), "env": env},
-                [str(request.cwd / target) for target in request.targets], request.timeout_s)
-            workspace = request.cwd.resolve()
-            elsewhere = [loaded for loaded in read_record(run / "imports", {}).loaded
-                         if loaded.pid not in pids
-                         and Path(loaded.file).resolve().is_relative_to(workspace)]
-            if elsewhere:  # what it computed is out of the tracer's sight
-                raise ServerUnusable(
-                    f"collecting the tests ran the workspace's code in another process "
-                    f"(pid {elsewhere[0].pid} imported {elsewhere[0].module})")
-            after = TreeState.scan(request.cwd, frozenset({".git"}), before)
-            _, changed = before.compare(after)
-            made = tuple(sorted(key for key in after.entries if key not in before.entries))
-            written = [*changed, *(key for key in made if after.entries[key].kind != "dir")]
-            if written:  # each run's settling would undo it under the server
-                raise ServerUnusable(
-                    f"collecting the tests wrote into the workspace ({', '.join(written[:3])}), "
-                    "which every run starts without")
-            if not untouched(run):
-                raise ServerUnusable("collecting the tests wrote into their temp or home "
-                                     "directory, which every warm child would share")
-        except BaseException:
-            server.close()
-            raise
-        # empty directories (pytest-benchmark's .benchmarks) are made again before each child,
-        # as a fresh process makes them before its tests run
-        self.collected = _Collected(request.tests, server, run, request.cwd, made)
-        return self.collected
-
-    def _prove_warm(self, request: RunRequest, baseline: RunFacts) -> None:
-        """Collect `request`'s tests in a server and run them once, unmutated, in its forked
-        child: the fresh `baseline`'s facts make its mutants warm; any difference, or a
-        server that cannot collect or serve, makes them fresh processes (and says why)."""
-        if request.tests in self.warm_proven or request.tests in self.warm_refused:
-            return
-        if baseline.timed_out or _distributed(baseline):
-            self._refuse_warm(request.tests, "pytest-xdist runs the tests in other processes"
-                              if _distributed(baseline) else "the baseline timed out")
-            return
-        try:
-            collected = self._collect(request)
-            warm = self._run(request, request.scratch, None, collected)
-        except (ServerUnusable, OSError) as error:
-            self._refuse_warm(request.tests, f"the warm server could not serve them: "
-                              f"{_reason(error)}")
-            return
-        difference = differences(baseline, warm, request.cwd)
-        if difference is not None:
-            self._refuse_warm(request.tests, f"their run in the collected server differed "
-                              f"from a fresh process's ({difference})")
-        else:
-            self.warm_proven.add(request.tests)
 
     def adopt(self, request: RunRequest,
               measured: Callable[[], RunFacts | None]) -> RunFacts | None:
         """Another workspace's green baseline of `request`'s tests (`measured`, read back from
-        its results, waited for once the tests are collected and run here) made this one's,
-        when their runs here by both routes of the collected server, a warm child and a child
-        of the configured state that collects them afresh, each give the same facts (its
-        modules from the workspace as recorded): without a fresh baseline of its own. None
-        when it cannot be (not the warm route, a server that cannot serve, any difference):
-        then this workspace measures its own."""
-        if self.warm_dir is None or request.tests in self.warm_refused:
+        its results, waited for once the tests have run here) made this one's, when their run
+        here in a child of the fork server gives the same facts (its modules from the
+        workspace as recorded): without a fresh baseline of its own. None when it cannot be
+        (no fork server, one that cannot serve, any difference): then this workspace
+        measures its own."""
+        if request.tests in self.proven or (server := self._server()) is None:
             return None
-        try:  # while the other worker measures its baseline: collected, then both proofs
-            collected = self._collect(request)
-            warm = self._run(request, request.scratch, None, collected)
-            configured = self._run(request, _fresh(request.scratch / "configured"), None,
-                                   collected, configured=True)
-        except (ServerUnusable, OSError):
-            # no note: measured here, the baseline's proof says why, as under -j 1 (an xdist
-            # suite, say, is refused for its xdist, which only the baseline tells)
-            self._stop_collected()
-            return None
+        try:  # while the other worker measures its baseline
+            forked = self._run(request, request.scratch, server)
+        except ServerUnusable:
+            return None  # no note: the baseline measured here, and its proof, say why
         recorded = measured()
         baseline = _read_back(recorded) if recorded is not None else None
-        if baseline is None or baseline.timed_out or _distributed(baseline):
+        if (baseline is None or baseline.timed_out
+                or differences(baseline, forked, request.cwd) is not None):
             return None
-        # each route a mutant may take here, run unmutated here, as the other's fresh process:
-        # a warm child (the collected tests) and a child that collects them afresh (a fresh
-        # process's run but for Python's start, pytest's import and configuring)
-        if any(differences(baseline, run, request.cwd) is not None
-               for run in (warm, configured)):
-            return None
-        self.warm_proven.add(request.tests)
+        self.proven.add(request.tests)
         return replace(baseline, extension=replace(_pytest_facts(baseline),
-                                                   imports=_imports(warm)))
+                                                   imports=_imports(forked)))
 
     def _stop_server(self) -> None:
         if self.server is not None:
             self.server.close()
             self.server = None
+            self.server_ready = False
 
     def _fall_back(self, reason: str) -> None:
         """Use a fresh process per run from now on, and say why (once)."""
         if self.fallback is None:
             self.fallback = reason
-            self.note(f"pytest runs in a fresh process per run from now on: {reason}")
+            self.note(f"pytest runs in a new interpreter per run from now on: {reason}")
         self._stop_server()
 
+    def _launch(self) -> None:
+        """The fork server started, unless it runs or the runner fell back: it imports pytest
+        meanwhile (a baseline's run), and `_server` waits for it."""
+        if self.fallback is not None or self.server_dir is None or self.server is not None:
+            return
+        directory = _fresh(self.server_dir)
+        boot = directory / "boot"
+        self._boot(boot)
+        (boot / f"{SERVER_MODULE}.py").write_bytes(
+            resources.files("mutharness.runners.pytest").joinpath("_forkserver.py").read_bytes()
+        )
+        cwd = directory / "cwd"
+        cwd.mkdir()
+        env = self.environment(cwd, directory, boot)
+        try:
+            self.server = ForkServer.launch(self.python, env, cwd, directory / "server.log")
+        except OSError as error:
+            self._fall_back(f"the pytest fork server did not start: {_reason(error)}")
+
     def _server(self) -> ForkServer | None:
-        """The warm server, started on first use (None once the runner fell back)."""
-        if self.fallback is not None or self.server_dir is None:
-            return None
-        if self.server is None:
-            directory = _fresh(self.server_dir)
-            boot = directory / "boot"
-            self._boot(boot)
-            (boot / f"{SERVER_MODULE}.py").write_bytes(
-                resources.files("mutharness.runners.pytest").joinpath("_forkserver.py").read_bytes()
-            )
-            cwd = directory / "cwd"
-            cwd.mkdir()
-            env = self.environment(cwd, directory, boot)
+        """The fork server, once it has imported pytest (None once the runner fell back)."""
+        self._launch()
+        if self.server is not None and not self.server_ready:
             try:
-                self.server = ForkServer.start(self.python, env, cwd, directory / "server.log")
+                self.server.ready()
             except (ServerUnusable, OSError) as error:
-                self._fall_back(f"the warm pytest server did not start: {_reason(error)}")
+                self.server = None  # closed by `ready`
+                self._fall_back(f"the pytest fork server did not start: {_reason(error)}")
                 return None
+            self.server_ready = True
         return self.server
 
     def stops_at_first_failure(self, baseline: RunFacts) -> bool:
@@ -587,38 +474,23 @@ class PytestRunner:
 
     def run(self, request: RunRequest) -> RunFacts:
         """Run the request's tests in its `cwd`; its `scratch` holds this run's files: in a
-        forked child once `prove` has shown the warm runner gives these tests' facts."""
-        if (self.warm_dir is not None and request.mutated is None and self.spare is None
-                and request.tests not in self.warm_proven and request.tests not in
-                self.warm_refused and (self.collected is None
-                                       or self.collected.tests != request.tests)):
-            # a baseline of tests the route will collect: their server loads pytest meanwhile
-            with contextlib.suppress(OSError):
-                self.spare = self._launch()
-        if (self.warm_dir is not None and request.mutated is not None and not request.fresh
-                and request.tests in self.warm_proven):
-            try:
-                return self._run(request, request.scratch, None, self._collect(request))
-            except (ServerUnusable, OSError) as error:
-                self._refuse_warm(request.tests, f"the warm server failed: {_reason(error)}")
-                return self._run(request, _fresh(request.scratch / "again"), None)
+        child of the fork server once `prove` has shown it gives these tests' facts (a
+        baseline's run starts the server, which imports pytest meanwhile)."""
+        if request.mutated is None and request.tests not in self.proven:
+            self._launch()
         server = self.server if request.tests in self.proven else None
         if server is None or request.keep_going:
             return self._run(request, request.scratch, None)
         try:
             return self._run(request, request.scratch, server)
         except ServerUnusable as error:
-            self._fall_back(f"the warm pytest server failed: {error.reason}")
+            self._fall_back(f"the pytest fork server failed: {error.reason}")
             return self._run(request, _fresh(request.scratch / "again"), None)
 
     def prove(self, request: RunRequest, baseline: RunFacts) -> None:
         """Run the tests of a green `baseline` (a fresh process's) once more, forked: the same
         facts make later runs of these tests forked children; any difference, or a server
-        that fails, makes every later run a fresh process (and the user is told why). The
-        warm route proves its collected server the same way (`_prove_warm`)."""
-        if self.warm_dir is not None:
-            self._prove_warm(request, baseline)
-            return
+        that fails, makes every later run a fresh process (and the user is told why)."""
         if request.tests in self.proven or baseline.timed_out:
             return
         server = self._server()
@@ -627,7 +499,7 @@ class PytestRunner:
         try:
             forked = self._run(request, request.scratch, server)
         except ServerUnusable as error:
-            self._fall_back(f"the warm pytest server failed: {error.reason}")
+            self._fall_back(f"the pytest fork server failed: {error.reason}")
             return
         difference = differences(baseline, forked, request.cwd)
         if difference is not None:
@@ -638,39 +510,22 @@ class PytestRunner:
         else:
             self.proven.add(request.tests)
 
-    def _run(self, request: RunRequest, scratch: Path, server: ForkServer | None,
-             collected: _Collected | None = None, configured: bool = False) -> RunFacts:
+    def _run(self, request: RunRequest, scratch: Path, server: ForkServer | None) -> RunFacts:
         cwd = request.cwd
         report = scratch / "report.json"
         bytecode.forget(self.pycache, cwd)  # the workspace's bytecode is never reused: never stale
         started_wall = time.time()
         argv = self.argv(request.tests, cwd, request.keep_going, request.first_failure,
                          request.mutant)
-        route = ""
-        if self.warm_dir is not None and request.mutated is not None and request.fresh:
-            route = f"fresh: {request.fresh}"
-        result: process.ProcessResult | None = None
-        if collected is not None:  # its child has the server's temp, home and start-up
-            collected.reset()
-            served = collected.server.run_configured(
-                log_path=scratch / "pytest.log", timeout_s=request.timeout_s,
-                env=_outputs(scratch)) if configured else collected.server.run_collected(
-                cwd / request.mutated if request.mutated is not None else None,
-                request.first_failure, log_path=scratch / "pytest.log",
-                timeout_s=request.timeout_s, env=_outputs(scratch))
-            result = served.result
-            route = "warm" if served.fresh is None else (
-                f"{CONFIGURED if result is not None else 'fresh'}: {served.fresh}")
-        if result is None:
-            boot = scratch / "boot"
-            self._boot(boot)
-            env = self.environment(cwd, scratch, boot)
-            if server is not None:
-                result = server.run(argv[3:], cwd=cwd, env=env,
-                                    log_path=scratch / "pytest.log", timeout_s=request.timeout_s)
-            else:
-                result = process.run(argv, cwd=cwd, env=env, log_path=scratch / "pytest.log",
-                                     timeout_s=request.timeout_s)
+        boot = scratch / "boot"
+        self._boot(boot)
+        env = self.environment(cwd, scratch, boot)
+        if server is not None:
+            result = server.run(argv[3:], cwd=cwd, env=env,
+                                log_path=scratch / "pytest.log", timeout_s=request.timeout_s)
+        else:
+            result = process.run(argv, cwd=cwd, env=env, log_path=scratch / "pytest.log",
+                                 timeout_s=request.timeout_s)
         state, document = read_report(report, started_wall, result.returncode)
         probe = _read_json(scratch / "probe.json")
         if state is ReportState.OK and not probe:
@@ -694,7 +549,6 @@ class PytestRunner:
             log_path=result.log_path,
             log_tail=log_tail(Path(result.log_path)),
             free_bytes=free_bytes(state, Path(result.log_path)),
-            route=route,
             extension=PytestFacts(
                 pytest_exit=int(document["exitcode"]) if "exitcode" in document else None,
                 imports=imports,
@@ -734,27 +588,6 @@ class PytestRunner:
     def imported(self, facts: RunFacts, root: Path) -> tuple[str, ...]:
         """The files under `root` any process of the run imported, from the import record."""
         return tuple(sorted({file for _, file in loaded_below(_imports(facts), root)}))
-
-
-@dataclass
-class _Collected:
-    """A fork server that collected one test set (`_warm`), the scratch directory whose temp
-    and home its children share (emptied before each), and what collecting made."""
-
-    tests: tuple[str, ...]
-    server: ForkServer
-    scratch: Path
-    cwd: Path  # the workspace
-    made: tuple[str, ...] = ()  # the empty directories collecting made in it, parents first
-
-    places: Places = frozenset()  # what its temp and home held when last made
-
-    def reset(self) -> None:
-        """The temp and home every child inherits empty again, and the directories collecting
-        made in the workspace made again (each run's settling removes them)."""
-        self.places = reset(self.scratch, self.places)
-        for key in self.made:
-            (self.cwd / key).mkdir(exist_ok=True)
 
 
 def _outputs(scratch: Path) -> dict[str, str]:
