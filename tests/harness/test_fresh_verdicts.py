@@ -179,6 +179,10 @@ def test_a_run_with_no_runner_option_gives_a_fresh_processs_verdict_whatever_sta
     [note] = results["notes"]  # type: ignore[misc]
     assert "start-up" in note and default.err.count("note:") == 1, default.err
     assert f"mutharness: note: {note}" in default.err
+    # the cause named in words with its remedy, never as the code it ran
+    assert "--pytest-runner subprocess" in note
+    if made == "a .pth sets a variable":
+        assert "mode.pth runs code" in note and "os.environ" not in note, note
     assert "--pytest-runner" not in (evidence / "calc.md").read_text("utf-8")
 
 

@@ -69,6 +69,9 @@ KNOWN_START_UP = (
         "\"Environ: {0!r} \"\\n   \"Exception: {1!r}\\\\n\".format(\\n    dict((k, v) for k, v "
         "in os.environ.items() if k.startswith(\\'COV_CORE\\')),\\n    exc\\n   )\\n  )\\n')")),
 )
+# what a refusal of start-up code says: why nothing is wrong, and how to say it from the start
+_NEW_INTERPRETER = ("every run is a new interpreter, as a fresh `python -m pytest` is; "
+                    "`--pytest-runner subprocess` chooses that from the start, without this note")
 # what starts coverage through those lines: the harness never passes them on to a run
 COVERAGE_START = ("COVERAGE_PROCESS_START", "COVERAGE_PROCESS_CONFIG", "COV_CORE_SOURCE")
 
@@ -156,8 +159,8 @@ def _site_directories() -> list[str]:
 
 
 def _executable_pth_line(directory: str) -> str | None:
-    """The first `.pth` line in `directory` that start-up ran as code and is not known to do
-    the same in every process, as `file: line`."""
+    """The `.pth` file in `directory` with the first line that start-up ran as code and is
+    not known to do the same in every process (its path: the note never quotes the code)."""
     for name in sorted(os.listdir(directory)):
         if not name.endswith(".pth"):
             continue
@@ -171,7 +174,7 @@ def _executable_pth_line(directory: str) -> str | None:
             if line.startswith(("import ", "import\t")) and (not any(
                     known.fullmatch(line.rstrip()) for known in KNOWN_START_UP)
                     or any(name in line and name in os.environ for name in COVERAGE_START)):
-                return f"{path}: {line.strip()[:120]}"
+                return path
     return None
 
 
@@ -183,8 +186,8 @@ def start_up_code() -> str | None:
     for directory in _site_directories():
         line = _executable_pth_line(directory)
         if line is not None:
-            return (f"start-up code a forked child would not run again (a .pth line that runs "
-                    f"code, {line}); each run needs a fresh interpreter")
+            return (f"the interpreter's start-up code would not run again in a forked child "
+                    f"({line} runs code as Python starts); {_NEW_INTERPRETER}")
     boot = os.path.normcase(os.path.dirname(os.path.abspath(__file__)))
     rest = [entry for entry in sys.path if isinstance(entry, str)
             and os.path.normcase(os.path.abspath(entry or os.curdir)) != boot]
@@ -193,8 +196,8 @@ def start_up_code() -> str | None:
             continue
         spec = importlib.machinery.PathFinder.find_spec(name, rest)
         if spec is not None:
-            return (f"start-up code a forked child would not run again (a {name}, "
-                    f"{spec.origin}); each run needs a fresh interpreter")
+            return (f"the interpreter's start-up code would not run again in a forked child "
+                    f"({spec.origin}, a {name}, runs as Python starts); {_NEW_INTERPRETER}")
     return None
 
 

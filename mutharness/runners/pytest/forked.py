@@ -88,9 +88,11 @@ class ForkServer:
             changed = environment_changes(self.env, ready.get("environ"))
             if changed:
                 raise ServerUnusable(
-                    f"the server's start-up changed its environment ({', '.join(changed)}); "
-                    "a forked child, given the run's environment, would not have that "
-                    "change: each run needs a fresh interpreter")
+                    f"the interpreter's start-up changed its environment ({', '.join(changed)}), "
+                    "which a forked child, given the run's environment, would not have: every "
+                    "run is a new interpreter, as a fresh `python -m pytest` is; "
+                    "`--pytest-runner subprocess` chooses that from the start, without this "
+                    "note")
         except BaseException:
             self.close()
             raise
