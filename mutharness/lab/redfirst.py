@@ -99,6 +99,7 @@ def prove(proof: Proof, source: SourceRepo, lab: Lab, tracked: frozenset[str]) -
     if (error := lab.runner_for(spec).isolation_problem(head.facts, files)) is not None:
         return replace(record, problem=f"at HEAD: {error.message()}", depends_on=digests)
     _revert(proof, source, lab)
+    lab.runner_for(spec).forget(tuple(lab.workspace.path(path) for path in proof.fix))
     reverted = run_scenario(Scenario.reverted(spec, proof.timeout_s), lab)
     problem = _side(reverted, "with the fix reverted", load_errors=True, reverted=proof.fix)
     split = runner_kind(spec.runner).split_id

@@ -13,7 +13,7 @@ from mutharness.lab.logs import RunLogs, mutant_scenario
 from mutharness.model.anchors import Splice, locate, unified_diff
 from mutharness.model.spec import Mutation, Spec
 from mutharness.paths import plain_name
-from mutharness.repo.workspace import Workspace
+from mutharness.repo.workspace import Settled, Workspace
 from mutharness.runners.base import RunFacts, Runner, RunRequest
 from mutharness.signals import deferred
 
@@ -136,22 +136,37 @@ def _request(scenario: Scenario, workspace: Workspace) -> RunRequest:
         targets=tuple(sorted({mutation.file for mutation in scenario.spec.mutations})),
         mutated=scenario.mutation.file if scenario.mutation is not None else None,
         fresh=scenario.fresh,
+        mutants=len(scenario.spec.mutations) if scenario.kind is Kind.PROOF else 0,
     )
+
+
+def settle(lab: Lab, runner: Runner) -> Settled:
+    """The workspace settled after a run (`Workspace.settle`), and the runner told which of
+    its files the run changed or added, now put back (any, when it changed tracked files or
+    git's state: the checkout was reset)."""
+    settled = lab.workspace.settle()
+    if settled.drift:
+        runner.forget(None)
+    elif settled.removed:
+        runner.forget(tuple(lab.workspace.path(path) for path in settled.removed))
+    return settled
 
 
 def prove(scenario: Scenario, lab: Lab, baseline: RunFacts) -> None:
     """Let the runner prove its faster runs against a green `baseline`, then settle the
     workspace (what the proof run changed is reset, as after every run)."""
-    lab.runner_for(scenario.spec).prove(_request(scenario, lab.workspace), baseline)
-    lab.workspace.settle()
+    runner = lab.runner_for(scenario.spec)
+    runner.prove(_request(scenario, lab.workspace), baseline)
+    settle(lab, runner)
 
 
 def adopt(scenario: Scenario, lab: Lab,
           measured: Callable[[], RunFacts | None]) -> RunFacts | None:
     """Let the runner take another workspace's baseline (`measured`) as this one's, proven by
     a run here (`Runner.adopt`), then settle the workspace; None: measure one here."""
-    facts = lab.runner_for(scenario.spec).adopt(_request(scenario, lab.workspace), measured)
-    lab.workspace.settle()
+    runner = lab.runner_for(scenario.spec)
+    facts = runner.adopt(_request(scenario, lab.workspace), measured)
+    settle(lab, runner)
     return facts
 
 
@@ -164,7 +179,7 @@ def run_scenario(scenario: Scenario, lab: Lab) -> Ran:
     mutation = scenario.mutation
     if mutation is None:
         facts = lab.kept(scenario, runner.run(request))
-        settled = workspace.settle()
+        settled = settle(lab, runner)
         return Ran(scenario, facts, settled.removed, settled.drift)
     target = workspace.path(mutation.file)
     original = target.read_bytes()
@@ -172,6 +187,7 @@ def run_scenario(scenario: Scenario, lab: Lab) -> Ran:
     mutated = splice.apply(original)
     mode = workspace.write_mutant(mutation.file, mutated)
     try:
+        runner.forget((target,))
         listener.phase(Phase.MUTANT_APPLIED)
         facts = lab.kept(scenario, runner.run(request))
     finally:
@@ -179,7 +195,8 @@ def run_scenario(scenario: Scenario, lab: Lab) -> Ran:
             listener.phase(Phase.RESTORING)
             intact = workspace.restore(mutation.file, original, mutated, mode)
         listener.phase(Phase.RESTORED)
-    settled = workspace.settle()
+    runner.forget((target,))
+    settled = settle(lab, runner)
     drift = settled.drift
     if not intact:  # restored now, but the run replaced or rewrote the mutated file
         drift = (f"{mutation.file} (replaced or rewritten during the run)", *drift)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
 from functools import cached_property
@@ -183,6 +183,7 @@ class RunRequest:
     targets: tuple[str, ...] = ()  # the spec's mutation targets (repo-relative)
     mutated: str | None = None  # the target this run's mutant is written into (repo-relative)
     fresh: str = ""  # why it never takes a fast route (a fast run's confirmation)
+    mutants: int = 0  # a proof's: how many mutant runs of these tests follow
 
 
 @dataclass(frozen=True)
@@ -245,6 +246,12 @@ class Runner(Protocol):
 
     def isolation_problem(self, facts: RunFacts, files: SpecFiles) -> MutharnessError | None:
         """Why a run's code did not come from the workspace (None when it did)."""
+        ...
+
+    def forget(self, paths: Sequence[Path] | None) -> None:
+        """The workspace's files (or directories) at `paths` were written again or removed
+        (None: any of its files may have been): what the runner keeps made from them (the
+        pytest runner's compiled bytecode) is void before its next run."""
         ...
 
     def loaded(self, facts: RunFacts, path: Path) -> bool | None:

@@ -1,8 +1,11 @@
 """Where pytest runs keep bytecode: one cache per user, shared by every run (the interpreter's
-and its packages' modules compiled once), that never holds a workspace's modules past its run."""
+and its packages' modules compiled once), that holds a workspace's modules only while it
+exists, each module's forgotten whenever its file is written again (a mutant, a restore, a
+file the tests changed)."""
 
 from __future__ import annotations
 
+import glob
 import os
 import shutil
 import sys
@@ -64,6 +67,16 @@ def forget(prefix: Path, path: Path) -> None:
         kept = mirror(prefix, each)
         if kept.exists():
             shutil.rmtree(kept)
+
+
+def forget_module(prefix: Path, path: Path) -> None:
+    """Remove the bytecode of the one module at `path` (the interpreter's, pytest's rewritten
+    one, every optimisation level), as imported and with links resolved: a file written
+    again with the same size within the same second would otherwise pass for it."""
+    for each in {path.absolute(), path.resolve()}:
+        kept = mirror(prefix, each.parent)
+        for compiled in kept.glob(f"{glob.escape(each.stem)}.*.pyc"):
+            compiled.unlink(missing_ok=True)
 
 
 def prune(prefix: Path, temp_dir: Path) -> None:

@@ -105,3 +105,39 @@ def test_a_cache_that_cannot_be_made_falls_back_to_the_workspace_s_own(
 
     assert done.code == 0, done.out + done.err
     assert shared_pycache({"XDG_CACHE_HOME": str(blocked)}) is None
+
+
+# every run records the bytecode it imported an unchanged module of the workspace from
+STAMP_CONFTEST = '''\
+import os
+import sys
+
+import helper
+
+
+def pytest_sessionstart(session):
+    cached = sys.modules["helper"].__cached__
+    info = os.stat(cached)
+    with open(os.environ["STAMPS"], "a", encoding="utf-8") as log:
+        log.write(f"{info.st_ino} {info.st_mtime_ns}\\n")
+'''
+
+
+def test_an_unchanged_module_of_the_workspace_is_compiled_once_per_verify(
+    make_project: MakeProject, tmp_path: Path
+) -> None:
+    project = make_project()
+    project.write("src/helper.py", "WORD = 'unchanged'\n")
+    project.write("tests/conftest.py", STAMP_CONFTEST)
+    project.commit("a module no mutant changes, and a log of its bytecode")
+    stamps = tmp_path / "stamps"
+    env = {key: value for key, value in os.environ.items()
+           if key != "PYTHONDONTWRITEBYTECODE"}  # bytecode is written, as on most machines
+
+    done = in_process(project.root, "verify", "specs/calc.json",
+                      env={**env, "STAMPS": str(stamps), "XDG_CACHE_HOME": str(tmp_path / "c")})
+
+    assert done.code == 0, done.out + done.err
+    runs = stamps.read_text("utf-8").splitlines()
+    assert len(runs) >= 3  # the baseline, and each mutant (the fork server's proof besides)
+    assert len(set(runs)) == 1, runs  # one compile, read by every later run

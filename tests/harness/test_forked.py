@@ -16,6 +16,8 @@ from inproc import in_process, kept_environ
 
 from mutharness.model.results import RunResult, from_json, to_json
 from mutharness.reports.evidence import spec_facts
+from mutharness.runners.base import Outcome, ReportState, RunExit, RunFacts, TestOutcome
+from mutharness.runners.pytest.runner import worth_proving
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 ProjectFactory = Callable[..., Project]
@@ -444,6 +446,55 @@ def test_a_forked_run_ends_as_a_fresh_interpreter_does_threads_joined_and_main_p
     assert "note:" not in forked.err, forked.err
     # the baseline fresh, its proof forked, then both mutants forked: no fall-back
     assert forked_runs == ["fresh", "forked", "forked", "forked"]
+
+
+SLOW_TESTS = '''\
+import time
+
+import pkg
+
+
+def test_limit():
+    assert pkg.LIMIT == 10
+
+
+def test_slow():
+    time.sleep(2)  # a suite whose own time is more than the server saves one mutant
+'''
+
+
+def test_a_slow_suite_with_few_mutants_runs_them_in_new_interpreters_without_a_proof(
+    make_project: ProjectFactory, cli: Cli
+) -> None:
+    spec = {"tests": ["tests/test_pkg.py"], "expectBaselinePass": 2, "mutations": [
+        _mutation("a module constant", "src/pkg/core.py", "LIMIT = 10", "LIMIT = 11")]}
+    project = _src_layout(make_project, {"src/pkg/__init__.py": INIT, "src/pkg/core.py": CORE,
+                                         "tests/test_pkg.py": SLOW_TESTS}, spec)
+
+    done, results, runs = _verify(cli, project, "default")
+
+    assert done.code == 0, done.out + done.err
+    assert [m["verdict"] for m in results["specs"][0]["mutations"]] == [  # type: ignore[index]
+        "CAUGHT"]
+    assert runs == ["fresh", "fresh"]  # the baseline and the mutant: no proof, no fork
+    assert "note:" not in done.err  # no fall-back: the cheaper route, the same verdicts
+
+
+@pytest.mark.parametrize(("mutants", "start_s", "tests_s", "worth"), [
+    (10, 0.2, 0.05, True),  # a quick suite, many mutants: humanize's shape
+    (10, 0.2, 7.0, False),  # a slow suite: more-itertools' shape
+    (2, 0.15, 0.001, True),  # a tiny suite
+    (1, 0.3, 0.3, False),  # as costly as it saves: not run
+    (0, 0.3, 0.0, False),  # no mutant of these tests follows
+])
+def test_a_proof_is_run_only_when_it_costs_less_than_the_server_saves(
+    mutants: int, start_s: float, tests_s: float, worth: bool
+) -> None:
+    baseline = RunFacts("pytest", 0, None, False, 60.0, 1.0, ReportState.OK, RunExit.ALL_PASSED,
+                        (TestOutcome("t.py::a", Outcome.PASSED, tests_s / 2),
+                         TestOutcome("t.py::b", Outcome.PASSED, tests_s / 2)), (), "log")
+
+    assert worth_proving(baseline, mutants, start_s) is worth
 
 
 def test_the_runner_option_accepts_only_the_runners_there_are(project: Project) -> None:

@@ -323,6 +323,9 @@ class NodeRunner:
             route="concurrent" if concurrency > 1 else "",
         )
 
+    def forget(self, paths: Sequence[Path] | None) -> None:
+        """Nothing to forget: node compiles every run's modules afresh."""
+
     def isolation_problem(self, facts: RunFacts, files: SpecFiles) -> MutharnessError | None:
         """node resolves modules from the checkout it runs in: nothing to check yet."""
         return None

@@ -39,6 +39,7 @@ import re  # noqa: E402
 import runpy  # noqa: E402
 import site  # noqa: E402
 import tempfile  # noqa: E402
+import time  # noqa: E402
 from typing import Any  # noqa: E402
 
 STARTUP = "_mutharness_startup"  # the start-up hook, as it registers itself
@@ -302,7 +303,10 @@ def serve() -> None:
         problem = f"importing pytest failed: {error!r}"
     # the environment start-up and the preload left, for the harness to compare with the one
     # it gave: a child is given the run's, so any change made here would be lost in it
-    channel.send({"ready": problem is None, "problem": problem, "environ": dict(os.environ)})
+    # and the processor time its start took: what a run in a new interpreter spends before
+    # pytest reads its options, and a forked child does not
+    channel.send({"ready": problem is None, "problem": problem, "environ": dict(os.environ),
+                  "start_s": time.process_time()})
     if problem is not None:
         return
     while True:

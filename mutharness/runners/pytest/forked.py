@@ -63,6 +63,7 @@ class ForkServer:
         self.log_path = log_path
         self.env = dict(env)  # what it was given, to compare with what it reports when ready
         self.buffer = b""
+        self.start_s = 0.0  # the processor time the server's start took, once ready
 
     @classmethod
     def launch(cls, python: str, env: Mapping[str, str], cwd: Path,
@@ -85,6 +86,8 @@ class ForkServer:
                 raise ServerUnusable(f"it did not load pytest within {ANSWER_TIMEOUT_S:g} s")
             if not ready.get("ready"):
                 raise ServerUnusable(str(ready.get("problem") or "it refused to start"))
+            start_s = ready.get("start_s")
+            self.start_s = float(start_s) if isinstance(start_s, (int, float)) else 0.0
             changed = environment_changes(self.env, ready.get("environ"))
             if changed:
                 raise ServerUnusable(

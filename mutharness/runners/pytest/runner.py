@@ -306,6 +306,9 @@ class PytestRunner:
         self.fallback: str | None = None
         self.proven: set[tuple[str, ...]] = set()  # test sets whose forked run matched
         self.probing: process.Started | None = None  # the interpreter's probe, once begun
+        # the workspace's modules are compiled once and read by every later run; the whole
+        # workspace's bytecode is forgotten before the first run and when `forget` says so
+        self.stale_workspace = True
 
     def begin(self) -> None:
         """The interpreter's probe started (it needs no workspace)."""
@@ -490,11 +493,13 @@ class PytestRunner:
     def prove(self, request: RunRequest, baseline: RunFacts) -> None:
         """Run the tests of a green `baseline` (a fresh process's) once more, forked: the same
         facts make later runs of these tests forked children; any difference, or a server
-        that fails, makes every later run a fresh process (and the user is told why)."""
+        that fails, makes every later run a fresh process (and the user is told why). A proof
+        that would cost more than the server can save is not run (`worth_proving`): those
+        mutants run in new interpreters, which give the same verdicts."""
         if request.tests in self.proven or baseline.timed_out:
             return
         server = self._server()
-        if server is None:
+        if server is None or not worth_proving(baseline, request.mutants, server.start_s):
             return
         try:
             forked = self._run(request, request.scratch, server)
@@ -513,7 +518,9 @@ class PytestRunner:
     def _run(self, request: RunRequest, scratch: Path, server: ForkServer | None) -> RunFacts:
         cwd = request.cwd
         report = scratch / "report.json"
-        bytecode.forget(self.pycache, cwd)  # the workspace's bytecode is never reused: never stale
+        if self.stale_workspace:
+            bytecode.forget(self.pycache, cwd)
+            self.stale_workspace = False
         started_wall = time.time()
         argv = self.argv(request.tests, cwd, request.keep_going, request.first_failure,
                          request.mutant)
@@ -557,6 +564,16 @@ class PytestRunner:
                 modules=None if request.mutant else tuple(sorted(loaded_below(imports, cwd))),
             ),
         )
+
+    def forget(self, paths: Sequence[Path] | None) -> None:
+        """The bytecode of the workspace's modules at `paths` (each a module, or a directory
+        of them) forgotten; of every module of the workspace before the next run (None)."""
+        if paths is None:
+            self.stale_workspace = True
+            return
+        for path in paths:
+            bytecode.forget(self.pycache, path)
+            bytecode.forget_module(self.pycache, path)
 
     def isolation_problem(self, facts: RunFacts, files: SpecFiles) -> MutharnessError | None:
         """Why a run's imports make its mutants' verdicts meaningless (None when they do not):
@@ -651,6 +668,13 @@ def differences(fresh: RunFacts, forked: RunFacts, cwd: Path) -> str | None:
         if fact(fresh) != fact(forked):
             return f"{what}: {_brief(fact(fresh))} against {_brief(fact(forked))}"
     return None
+
+
+def worth_proving(baseline: RunFacts, mutants: int, start_s: float) -> bool:
+    """Whether a proof run of a test set (its tests' own time, as the baseline measured it)
+    costs less than the fork server saves its `mutants` (an interpreter's start and pytest's
+    import each, `start_s`): a slow suite with few mutants runs them in new interpreters."""
+    return mutants * start_s > sum(outcome.duration_s for outcome in baseline.outcomes)
 
 
 def _brief(value: object) -> str:
