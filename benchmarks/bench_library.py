@@ -1,21 +1,33 @@
 """Benchmark: mutharness on a real PyPI library against the naive harness it replaces.
 
-Run: python benchmarks/bench_library.py [--rounds N] [--workdir DIR] [--python PYTHON]
-                                        [--no-mutmut]
+Run: python benchmarks/bench_library.py [--library NAME] [--rounds N] [--workdir DIR]
+                                        [--python PYTHON] [--no-mutmut]
 
-Sets the library up as its developers do (the sdist of humanize 4.17.0 from PyPI, a git
-repository of it, a venv with `pip install -e ".[tests]"`, and this checkout of mutharness
-installed beside it), with `benchmarks/specs/humanize-number.json`: 10 mutations of
-`src/humanize/number.py`, 4 of them in code that runs at import time (module constants and
-tables), 2 documented survivors. Then measures, side by side in each round:
+Sets a library up as its developers do (its sdist from PyPI, a git repository of it, a venv
+with the library installed editable and its test dependencies, and this checkout of mutharness
+installed beside it), with its spec committed in it. `--library` chooses:
+
+- humanize (the default): humanize 4.17.0, `pip install -e ".[tests]"`, and
+  `benchmarks/specs/humanize-number.json`: 10 mutations of `src/humanize/number.py` over
+  `tests/test_number.py` (241 tests), 4 of them in code that runs at import time (module
+  constants and tables), 2 documented survivors;
+- more-itertools: more-itertools 11.2.1, `pip install -e . pytest`, and
+  `benchmarks/specs/more-itertools-more.json`: 10 mutations of `more_itertools/more.py` over
+  `tests/test_more.py` (620 tests, 11,318 subtests), 4 of them in code that runs at import
+  time (`__all__`, a default argument's value, a class body, a module constant), 4 documented
+  survivors.
+
+Then measures, side by side in each round:
 
 - naive: one fresh `python -m pytest` for the baseline and one per mutation, each mutation
   written into the tree and put back by hand; its verdicts are the ground truth; and the
   same with `pytest -x` (each run stops at its first failure, as mutharness's do by default);
-- the in-process bound: pytest's own per-test durations, summed over those 11 runs;
-- `mutharness verify`, fresh (the subprocess runner) and by the warm route, `-j1` and `-j2`,
-  each mutant stopped at its first failing test (the default) and `-j1` with full counts
-  (`--no-first-failure`), and its fixed cost (its wall time outside the runs);
+- the in-process bound: pytest's own per-test durations, summed over those runs;
+- `mutharness verify`, each mutant stopped at its first failing test (the default):
+  `--pytest-runner subprocess` (a new `python -m pytest` per run) `-j1`, and the default
+  runner (forked: a fork server that has imported pytest forks a child per run, which imports
+  the project afresh) `-j1` and `-j2`, and `-j1` with full counts (`--no-first-failure`);
+  and its fixed cost (the subprocess `-j1` verify's wall time outside its runs);
 - unless --no-mutmut: mutmut 3.8.1 (installed into the library's venv) on the same module,
   with the spec's tests and one child per core: `mutmut run` from scratch (no `mutants/`) on
   its own mutants, not the spec's (it mutates function bodies only). Its configuration is an
@@ -44,38 +56,66 @@ import sys
 import tarfile
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import bench_mutmut
-from bench_speed import _git, bare, bound, inside_children, routes, verify, warm_bytecode
+from bench_speed import _git, bound, inside_children, verify, warm_bytecode
 
 HERE = Path(__file__).resolve().parent
-SPEC = HERE / "specs" / "humanize-number.json"
-LIBRARY = "humanize==4.17.0"
-SPEC_PATH = "specs/humanize-number.json"
+
+
+@dataclass(frozen=True)
+class Library:
+    """A library from PyPI with a spec of this checkout's (benchmarks/specs/SPEC)."""
+
+    requirement: str  # pinned: what `pip download` fetches the sdist by
+    tree: str  # the sdist's top folder, the library's repository (its archive: TREE.tar.gz)
+    install: tuple[str, ...]  # what its venv's `pip install` gets, besides mutharness
+    spec: str
+
+    @property
+    def spec_path(self) -> str:
+        """The spec's path in the library's repository."""
+        return f"specs/{self.spec}"
+
+
+LIBRARIES = {
+    "humanize": Library("humanize==4.17.0", "humanize-4.17.0", ("-e", ".[tests]"),
+                        "humanize-number.json"),
+    "more-itertools": Library("more-itertools==11.2.1", "more_itertools-11.2.1",
+                              ("-e", ".", "pytest"), "more-itertools-more.json"),
+}
 FRESH_VERDICTS = "mutmut-fresh-verdicts.json"
 STAMPS = 1_000_000_000  # the modification times the naive harness gives its mutants
 
 
-def set_up(workdir: Path, base: str = sys.executable) -> tuple[Path, str]:
+def set_up(workdir: Path, library: Library, base: str = sys.executable) -> tuple[Path, str]:
     """The library's repository and its venv's python, a venv of `base` (made once per
-    workdir)."""
-    repo = workdir / "humanize-4.17.0"
+    workdir); the repository's committed spec is made this checkout's if it is not."""
+    repo = workdir / library.tree
     python = repo / ".venv" / "bin" / "python"
+    spec = (HERE / "specs" / library.spec).read_bytes()
+    committed = repo / library.spec_path
     if python.exists():
+        if committed.read_bytes() != spec:
+            committed.write_bytes(spec)
+            _git(repo, "add", library.spec_path)
+            _git(repo, "commit", "-q", "-m", "the spec of the benchmark's checkout")
         return repo, str(python)
     subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps",
-                    "--no-binary", ":all:", "-d", str(workdir), LIBRARY], check=True)
-    with tarfile.open(next(workdir.glob("humanize-*.tar.gz"))) as archive:
+                    "--no-binary", ":all:", "-d", str(workdir), library.requirement],
+                   check=True)
+    with tarfile.open(workdir / f"{library.tree}.tar.gz") as archive:
         archive.extractall(workdir, filter="data")
-    (repo / "specs").mkdir(exist_ok=True)
-    (repo / "specs" / SPEC.name).write_bytes(SPEC.read_bytes())
+    committed.parent.mkdir(exist_ok=True)
+    committed.write_bytes(spec)
     _git(repo, "init", "-q")
     (repo / ".git" / "info" / "exclude").write_text(".venv/\n")
     _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "humanize 4.17.0 with a mutation spec")
+    _git(repo, "commit", "-q", "-m", f"{library.requirement} with a mutation spec")
     subprocess.run([base, "-m", "venv", str(repo / ".venv")], check=True)
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "-e", ".[tests]",
+    subprocess.run([str(python), "-m", "pip", "install", "-q", *library.install,
                     "-e", str(HERE.parent)], cwd=repo, check=True)
     return repo, str(python)
 
@@ -146,14 +186,10 @@ def mutmut_line(walls: list[float], runs: list[tuple[dict[str, str], dict[str, b
 
 
 RUNS = (  # each mutant stops at its first failing test (the default) unless full counts
-    ("mutharness verify, fresh (subprocess), -j1", ("--pytest-runner", "subprocess")),
-    ("mutharness verify, fresh, -j1, full counts",
-     ("--pytest-runner", "subprocess", "--no-first-failure")),
-    ("mutharness verify, fresh, -j2", ("--pytest-runner", "subprocess", "-j", "2")),
-    ("mutharness verify, warm route, -j1, full counts",
-     ("--pytest-runner", "warm", "--no-first-failure")),
-    ("mutharness verify, warm route, -j1 (the default)", ("--pytest-runner", "warm")),
-    ("mutharness verify, warm route, -j2", ("--pytest-runner", "warm", "-j", "2")),
+    ("mutharness verify --pytest-runner subprocess, -j1", ("--pytest-runner", "subprocess")),
+    ("mutharness verify, -j1 (the default)", ()),
+    ("mutharness verify, -j2", ("-j", "2")),
+    ("mutharness verify, -j1, full counts (--no-first-failure)", ("--no-first-failure",)),
 )
 
 
@@ -173,6 +209,8 @@ def main() -> None:
     """Measure and print the side-by-side table."""
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--library", choices=sorted(LIBRARIES), default="humanize",
+                        help="the library to set up and measure (default: humanize)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--workdir", type=Path, help="where the library is set up (reused)")
     parser.add_argument("--python", default=sys.executable,
@@ -180,14 +218,16 @@ def main() -> None:
     parser.add_argument("--no-mutmut", action="store_true",
                         help=f"leave out the row of mutmut {bench_mutmut.VERSION}")
     arguments = parser.parse_args()
+    library = LIBRARIES[arguments.library]
     with tempfile.TemporaryDirectory(prefix="mh-bench-") as temp:
         workdir = (arguments.workdir or Path(temp)).resolve()
         workdir.mkdir(parents=True, exist_ok=True)
-        repo, python = set_up(workdir, arguments.python)
-        spec = json.loads(SPEC.read_text(encoding="utf-8"))
+        repo, python = set_up(workdir, library, arguments.python)
+        spec = json.loads((repo / library.spec_path).read_text(encoding="utf-8"))
         truth = [mutation.get("expectCaught", True) for mutation in spec["mutations"]]
+        runs = 1 + len(truth)  # the baseline and one per mutation
         naive(repo, python, spec)  # warm-up, not measured: every cache written once
-        verify(repo, SPEC_PATH, Path(temp) / "warm-up.json", python=python)
+        verify(repo, library.spec_path, Path(temp) / "warm-up.json", python=python)
         if not arguments.no_mutmut:
             bench_mutmut.install(python)
             mutmut_run(repo, python, spec, workdir)  # warm-up; makes the fresh runs if due
@@ -200,30 +240,26 @@ def main() -> None:
         bounds: list[float] = []
         fixed: list[float] = []
         agree = True
-        warm = ""
+        naive_row = f"naive: {runs} fresh python -m pytest runs"
         for round_number in range(arguments.rounds):
             wall, caught = naive(repo, python, spec)
             if caught != truth:
                 raise SystemExit(f"a fresh run's verdicts {caught} are not the spec's {truth}")
-            rows.setdefault("naive: 11 fresh python -m pytest runs", []).append(wall)
+            rows.setdefault(naive_row, []).append(wall)
             wall, caught = naive(repo, python, spec, "-x")
             if caught != truth:
                 raise SystemExit(f"a fresh -x run's verdicts {caught} are not the spec's {truth}")
-            rows.setdefault("naive -x: 11 fresh python -m pytest -x runs", []).append(wall)
+            rows.setdefault(f"naive -x: {runs} fresh python -m pytest -x runs", []).append(wall)
             for name, flags in RUNS:
                 out = Path(temp) / f"results-{round_number}.json"
-                wall, results = verify(repo, SPEC_PATH, out, *flags, python=python)
+                wall, results = verify(repo, library.spec_path, out, *flags, python=python)
                 rows.setdefault(name, []).append(wall)
                 mutations = results["specs"][0]["mutations"]
                 verdicts = [m["verdict"] == "CAUGHT" for m in mutations]
                 agree = agree and verdicts == truth
-                if "warm" in flags:
-                    warm = routes(results)
                 if name == RUNS[0][0]:
                     bounds.append(bound(results))
                     fixed.append(wall - inside_children(results))
-            rows.setdefault("bare python -m pytest, 11 processes (no mutation)", []).append(
-                bare(repo, spec["tests"], 11, python=python))
             if not arguments.no_mutmut:
                 wall, statuses, fresh, fresh_seconds = mutmut_run(repo, python, spec, workdir)
                 mutmut_walls.append(wall)
@@ -231,15 +267,15 @@ def main() -> None:
         load_after = os.getloadavg()
         speed_after = loop_seconds()
         limit = statistics.median(bounds)
-        reference = statistics.median(rows["naive: 11 fresh python -m pytest runs"])
-        print(f"{LIBRARY} {SPEC_PATH}: {len(truth)} mutations ({sum(truth)} caught, "
-              f"{len(truth) - sum(truth)} survivors), {spec['expectBaselinePass']} tests; "
-              f"Python {_version(python)}; {os.cpu_count()} core(s); medians of "
-              f"{arguments.rounds} round(s); load average "
+        reference = statistics.median(rows[naive_row])
+        print(f"{library.requirement} {library.spec_path}: {len(truth)} mutations "
+              f"({sum(truth)} caught, {len(truth) - sum(truth)} survivors), "
+              f"{spec['expectBaselinePass']} tests; Python {_version(python)}; "
+              f"{os.cpu_count()} core(s); medians of {arguments.rounds} round(s); load average "
               f"{load_before[0]:.2f} before, {load_after[0]:.2f} after; a 10-million-step "
               f"Python loop took {speed_before:.2f}s before, {speed_after:.2f}s after")
         print(f"{'':<56}{'wall':>9}  {'/ naive':>7}  {'/ bound':>7}")
-        print(f"{'in-process bound (the tests own time over 11 runs)':<56}{limit:8.2f}s"
+        print(f"{f'in-process bound (the tests own time over {runs} runs)':<56}{limit:8.2f}s"
               f"  {limit / reference:7.2f}  {1:7.2f}")
         for name, values in rows.items():
             value = statistics.median(values)
@@ -251,7 +287,6 @@ def main() -> None:
             print(f"{name:<56}{value:8.2f}s  {value / reference:7.2f}  {value / limit:7.2f}")
         print(f"{'fixed cost (subprocess -j1 outside its runs)':<56}"
               f"{statistics.median(fixed):8.2f}s")
-        print(f"the warm route's mutants: {warm}")
         print("every mutharness verdict matched the fresh runs' ground truth: "
               f"{'yes' if agree else 'NO'}")
         if mutmut_runs:

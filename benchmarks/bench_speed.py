@@ -10,9 +10,10 @@ N rounds:
   summed over the baseline and one full run per mutation, with no process start, plugin
   loading or collection: what a harness could approach at best;
 - bare `python -m pytest` processes: one per baseline and mutation;
-- `mutharness verify` with the subprocess runner and with the warm forked runner, stopping
-  each mutant at its first failure (the default) and with full counts (`--no-first-failure`),
-  with `-j1` and `-j2`, and with the warm route (`-j1`, `-j2`);
+- `mutharness verify` with the subprocess runner (a new `python -m pytest` per run) and with
+  the forked runner (the default: a fork server that has imported pytest forks a child per
+  run, which imports the project afresh), stopping each mutant at its first failure (the
+  default) and with full counts (`--no-first-failure`), with `-j1` and `-j2`;
 - the harness's fixed cost: its wall time outside the runs (start-up, lock, checks,
   workspace, the collect probe, the forked runner's proving run, settling, results) for the
   1,000-file repository.
@@ -328,16 +329,6 @@ def _collected(root: Path) -> int:
     return int(last.split()[0])
 
 
-def routes(results: dict) -> str:
-    """How the warm route ran a verify's mutants: warm, in a child of the configured server
-    (`configured`), or in a new process (`fresh`)."""
-    kinds = [m["facts"].get("route", "").split(":", 1)[0]
-             for spec in results["specs"] for m in spec["mutations"]]
-    return (f"{kinds.count('warm')} warm, {kinds.count('configured')} collected afresh in a "
-            f"child of the configured server, {kinds.count('fresh')} in a new process "
-            f"(of {len(kinds)})")
-
-
 def warm_bytecode(cache: Path) -> dict[str, str]:
     """The environment of a developer's machine: bytecode written and reused (in `cache`,
     never in the measured tree), whatever this shell says."""
@@ -405,7 +396,6 @@ def main() -> None:
         rows: dict[str, list[float]] = {}
         bounds: list[float] = []
         fixed: dict[str, list[float]] = {}
-        warm = ""
         for round_number in range(arguments.rounds):
             out = Path(temp) / f"results-{round_number}.json"
             for name, flags in (
@@ -418,8 +408,6 @@ def main() -> None:
                 ("mutharness verify --no-first-failure, forked runner, -j1",
                  ("--pytest-runner", "forked", "--no-first-failure")),
                 ("mutharness verify, forked runner, -j2", ("--pytest-runner", "forked", "-j", "2")),
-                ("mutharness verify, warm route, -j1", ("--pytest-runner", "warm")),
-                ("mutharness verify, warm route, -j2", ("--pytest-runner", "warm", "-j", "2")),
             ):
                 wall, results = verify(repo, spec, out, *flags)
                 rows.setdefault(name, []).append(wall)
@@ -428,8 +416,6 @@ def main() -> None:
                     fixed.setdefault("subprocess", []).append(wall - inside_children(results))
                 elif flags == ("--pytest-runner", "forked"):
                     fixed.setdefault("forked", []).append(wall - inside_children(results))
-                elif flags == ("--pytest-runner", "warm"):
-                    warm = routes(results)
             tests = results["specs"][0]["tests"]
             runs = sum(1 + len(s["mutations"]) for s in results["specs"])
             rows.setdefault(f"bare python -m pytest, {runs} processes", []).append(
@@ -448,7 +434,6 @@ def main() -> None:
         for runner, values in fixed.items():
             print(f"{f'fixed cost, {runner} runner (verify outside its runs)':<64}"
                   f"{statistics.median(values):8.2f} s")
-        print(f"the warm route's mutants: {warm}")
 
 
 if __name__ == "__main__":
