@@ -1,9 +1,9 @@
 """The default pytest route judges a mutant as a fresh `python -m pytest` of the mutated tree.
 
 What unchanged code records about its process at import (its pid, a file's modification time,
-a temp directory, its code kept as bytes) meets the mutant in the run that judges it only if
-that run imported the project after the mutant was written; and a run ends as a process ends
-(`pytest_unconfigure`, atexit handlers, non-daemon threads joined). Each class is a fixture
+a temp directory, the clock, its code kept as bytes) meets the mutant in the run that judges it
+only if that run imported the project after the mutant was written; and a run ends as a
+process ends (`pytest_unconfigure`, atexit handlers, non-daemon threads joined). Each class is a fixture
 here, verified by default and by `--pytest-runner subprocess`: the same verdicts, failing
 tests and exit codes. Real git repositories, real pytest children.
 """
@@ -142,6 +142,32 @@ def test_a_task_adds():
     assert call("add", 2, 3) == 5
 '''
 
+# -- the clock recorded at import (a token, a TTL cache, a rate-limit window) ----------------
+
+TOKEN = '''\
+import os
+import time
+
+MADE = time.time()
+
+
+def current():
+    """Whether the token was made after this module's file was last written."""
+    return MADE >= os.stat(__file__).st_mtime
+
+
+def scope():
+    return "read"
+'''
+
+TEST_TOKEN = '''\
+from token_made import current
+
+
+def test_the_token_is_current():
+    assert current()
+'''
+
 # -- a pytest_unconfigure check of what the tests left open ----------------------------------
 
 HANDLES = '''\
@@ -231,6 +257,7 @@ FILES = {
     "src/reloader.py": RELOADER, "tests/test_reloader.py": TEST_RELOADER,
     "src/scratch.py": SCRATCH, "tests/test_scratch.py": TEST_SCRATCH,
     "src/tasks.py": TASKS, "tests/test_tasks.py": TEST_TASKS,
+    "src/token_made.py": TOKEN, "tests/test_token.py": TEST_TOKEN,
     "src/handles.py": HANDLES, "tests/handles/test_handles.py": TEST_HANDLES,
     "tests/handles/conftest.py": CONFTEST,
     "src/threads.py": THREADS, "tests/test_threads.py": TEST_THREADS,
@@ -256,6 +283,8 @@ SPECS = {
                      "src/scratch.py", 'return "scratch"', 'return "scrap"', False),
     "tasks": _spec("tests/test_tasks.py", "a task subtracts", "src/tasks.py", "return a + b",
                    "return a - b"),
+    "token": _spec("tests/test_token.py", "SURVIVOR (documented): a scope no test reads",
+                   "src/token_made.py", 'return "read"', 'return "write"', False),
     "handles": _spec("tests/handles", "the handle is never closed", "src/handles.py",
                      "    OPEN.discard(name)\n", "    pass\n"),
     "threads": _spec("tests/test_threads.py", "the job's thread is never stopped",
@@ -265,7 +294,7 @@ SPECS = {
 }
 # what a fresh `python -m pytest` of each mutant says (the fixtures do what they claim)
 FRESH = {"counter": "CAUGHT", "reloader": "SURVIVED", "scratch": "SURVIVED", "tasks": "CAUGHT",
-         "handles": "UNTRUSTWORTHY", "threads": "TIMEOUT", "drain": "TIMEOUT"}
+         "token": "SURVIVED", "handles": "UNTRUSTWORTHY", "threads": "TIMEOUT", "drain": "TIMEOUT"}
 
 # a mutant that hangs at the process's end is a TIMEOUT: a short limit keeps the test short
 # (it scales with the measured baseline, so a loaded machine moves it too)
