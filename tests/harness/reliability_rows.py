@@ -333,7 +333,7 @@ ROWS: tuple[Row, ...] = (
         "directory, code kept as marshal bytes; a pytest_unconfigure check, a non-daemon thread and an atexit handler "
         "a mutant leaves waiting; no runner option",
         "every verdict a run's that imported the project after the mutant was written and ended as a process ends",
-        "the verdicts, failing tests, counts and exit code of --pytest-runner subprocess (red: 6 of 7 differed under "
+        "the verdicts, failing tests, counts and exit code of --pytest-runner subprocess (red: 7 of 8 differed under "
         "the code-swapping route this default replaced)",
         H + "test_state_at_import.py::"
         "test_the_default_gives_a_fresh_processs_verdicts_where_code_recorded_its_process_at_import"),

@@ -3,9 +3,9 @@
 What unchanged code records about its process at import (its pid, a file's modification time,
 a temp directory, the clock, its code kept as bytes) meets the mutant in the run that judges it
 only if that run imported the project after the mutant was written; and a run ends as a
-process ends (`pytest_unconfigure`, atexit handlers, non-daemon threads joined). Each class is a fixture
-here, verified by default and by `--pytest-runner subprocess`: the same verdicts, failing
-tests and exit codes. Real git repositories, real pytest children.
+process ends (`pytest_unconfigure`, atexit handlers, non-daemon threads joined). Each class
+is a fixture here, verified by default and by `--pytest-runner subprocess`: the same verdicts,
+failing tests and exit codes. Real git repositories, real pytest children.
 """
 
 from __future__ import annotations
