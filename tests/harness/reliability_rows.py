@@ -330,7 +330,8 @@ ROWS: tuple[Row, ...] = (
         H + "test_fresh_verdicts.py::"
         "test_a_run_with_no_runner_option_gives_a_fresh_processs_verdict_whatever_start_up_did"),
     Row("runner", "code that records its process at import: a pid beside a reset after fork, a file's mtime, a mkdtemp "
-        "directory, code kept as marshal bytes; a pytest_unconfigure check, a non-daemon thread and an atexit handler "
+        "directory, the clock (a token made at import), code kept as marshal bytes; a pytest_unconfigure check, a "
+        "non-daemon thread and an atexit handler "
         "a mutant leaves waiting; no runner option",
         "every verdict a run's that imported the project after the mutant was written and ended as a process ends",
         "the verdicts, failing tests, counts and exit code of --pytest-runner subprocess (red: 7 of 8 differed under "
