@@ -170,8 +170,8 @@ class DirtyTreeError(MutharnessError):
             lines.append(f"    ... and {len(self.changes) - 20} more")
         if any(change.startswith("??") for change in self.changes):
             lines.append(
-                "  untracked files that belong to this machine alone (a local .venv, build "
-                "output) can be ignored instead: .gitignore, or .git/info/exclude for you alone"
+                "  untracked files that belong to this machine alone (build output, a local "
+                "cache) can be ignored instead: .gitignore, or .git/info/exclude for you alone"
             )
         if self.filters:
             lines.append(

@@ -83,19 +83,36 @@ class SourceRepo:
 
     def changes(self) -> tuple[str, ...]:
         """Uncommitted changes as `git status --porcelain` lines (untracked files included),
-        but the run directory's and the untracked bytecode a test run leaves in
-        `__pycache__` (never a commit's, never read by a run: runs compile into their own
-        cache)."""
+        but the run directory's, the untracked bytecode a test run leaves in `__pycache__`
+        (never a commit's, never read by a run: runs compile into their own cache) and what
+        lies in an untracked environment (`environments`: a virtual environment, a
+        `node_modules`; never part of the project's tree, never in a workspace)."""
         output = run_git(
             self.git, self.root,
             ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"],
             self.neutral, strip_newline_in_stdout=False,
         )
         entries = [entry for entry in output.split("\0") if entry]
+        found: dict[str, bool] = {}
+        kept, environments = [], set()
+        for entry in entries:
+            if entry[3:].startswith(f"{RUN_DIR}/") or _left_bytecode(entry):
+                continue
+            place = _environment(self.root, entry, found)
+            if place is None:
+                kept.append(entry)
+            else:
+                environments.add(place)
+        self._head_facts[("environments", "")] = tuple(sorted(environments))
+        return tuple(kept)
+
+    def environments(self) -> tuple[str, ...]:
+        """The untracked environments `changes` left out (asked after it): each directory
+        (`/`-separated, repo-relative), a virtual environment's followed by what it is."""
         return tuple(
-            entry for entry in entries
-            if not entry[3:].startswith(f"{RUN_DIR}/") and not _left_bytecode(entry)
-        )
+            f"{place} (a virtual environment)"
+            if (self.root / place / VENV_MARKER).is_file() else place
+            for place in self._head_facts.get(("environments", ""), ()))
 
     def tracked(self) -> dict[str, str]:
         """Every path in HEAD's tree mapped to its git mode (exact case)."""
@@ -266,6 +283,26 @@ class SourceRepo:
                 found[key] = value
         return tuple(part for key in _EOL_KEYS if key in found
                      for part in ("-c", f"{key}={found[key]}"))
+
+
+VENV_MARKER = "pyvenv.cfg"  # what makes a directory a virtual environment (PEP 405)
+
+
+def _environment(root: Path, entry: str, found: dict[str, bool]) -> str | None:
+    """The untracked environment an untracked `entry` lies in (None: none): the nearest
+    directory above it that holds a `pyvenv.cfg`, or is a `node_modules` (`found` keeps what
+    each directory was found to be)."""
+    if not entry.startswith("?? "):
+        return None
+    parts = entry[3:].rstrip("/").split("/")
+    for depth in range(1, len(parts)):
+        place = "/".join(parts[:depth])
+        if place not in found:
+            found[place] = (parts[depth - 1] == "node_modules"
+                            or (root / place / VENV_MARKER).is_file())
+        if found[place]:
+            return place
+    return None
 
 
 def _left_bytecode(entry: str) -> bool:

@@ -266,6 +266,10 @@ class Console:
             if changes else "clean"
         )
         self.line(f"HEAD {source.short}  {state}", "yellow" if changes else None)
+        environments = source.environments()
+        if environments:
+            self.line("left out (environments, not changes): "
+                      + ", ".join(printable(place) for place in environments), "bright_black")
 
     def baseline_started(self, spec: Spec) -> None:
         if self.progress is not None:

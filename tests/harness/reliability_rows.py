@@ -500,6 +500,13 @@ ROWS: tuple[Row, ...] = (
         "no change of the measured tree: verify runs; anything else in __pycache__ still refused",
         "exit 0; with notes.txt beside it, exit 5 naming notes.txt alone",
         H + "test_failures.py::test_untracked_bytecode_in_pycache_is_no_change_but_anything_else_there_is"),
+    Row("environment", "a real `python -m venv .venv` and a node_modules/ that nothing ignores (3.11 and 3.12 write no "
+        ".gitignore into a venv)",
+        "environments, not changes: never counted or copied, said once on the run's first lines; a stray file still refused",
+        "exit 0 with one `left out (environments, not changes): .venv (a virtual environment), node_modules` line; "
+        "with notes.txt beside them, exit 5 naming 1 change (red: 13 changes, exit 5)",
+        H + "test_interpreter_choice.py::"
+        "test_a_venv_and_node_modules_nothing_ignores_are_environments_not_changes_and_said_once"),
     Row("environment", "mutharness installed as a tool (uv tool, pipx) beside a uv project (its .venv) and a tox project (.tox/py inside the repository)",
         "the uv project's .venv found and said; --python names the tox environment; the tests run there; neither environment nor tree gains anything",
         "exit 0, both mutations as expected; the same dist-infos and git status before and after",

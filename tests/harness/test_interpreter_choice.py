@@ -345,3 +345,27 @@ def test_mutharness_installed_into_the_project_s_own_environment_verifies_it(
                   _python(made.environment), wheel], made)
     assert added.returncode == 0, added.stdout + added.stderr
     _verified(made, [_beside(_python(made.environment), "mutharness"), "verify"])
+
+
+def test_a_venv_and_node_modules_nothing_ignores_are_environments_not_changes_and_said_once(
+    make_project: Callable[..., Project], make_venv: Callable[..., Any], cli: Cli
+) -> None:
+    project, python = _with_dotvenv(make_project, make_venv)
+    git(project.root, "rm", "-q", ".gitignore")  # Python 3.11's and 3.12's venv write none
+    git(project.root, "commit", "-q", "-m", "no .gitignore")
+    (project.root / "node_modules" / "left-pad").mkdir(parents=True)
+    (project.root / "node_modules" / "left-pad" / "index.js").write_text("module.exports = 1\n")
+    project.write("notes.txt", "mine\n")
+    refused = cli(project.root, "verify", "specs/calc.json", env=_environment())
+    (project.root / "notes.txt").unlink()
+
+    done = cli(project.root, "verify", "specs/calc.json", env=_environment())
+
+    # a stray file is still a change, and the only one named
+    assert refused.code == 5, refused.out + refused.err
+    assert "1 uncommitted change(s)" in refused.err and "notes.txt" in refused.err
+    assert done.code == 0, done.out + done.err
+    assert done.out.count("left out") == 1, done.out
+    assert ("left out (environments, not changes): .venv (a virtual environment), "
+            "node_modules") in done.out
+    assert "uncommitted" not in done.err
