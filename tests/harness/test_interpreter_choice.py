@@ -350,7 +350,7 @@ def test_mutharness_installed_into_the_project_s_own_environment_verifies_it(
 def test_a_venv_and_node_modules_nothing_ignores_are_environments_not_changes_and_said_once(
     make_project: Callable[..., Project], make_venv: Callable[..., Any], cli: Cli
 ) -> None:
-    project, python = _with_dotvenv(make_project, make_venv)
+    project, _ = _with_dotvenv(make_project, make_venv)
     git(project.root, "rm", "-q", ".gitignore")  # Python 3.11's and 3.12's venv write none
     git(project.root, "commit", "-q", "-m", "no .gitignore")
     (project.root / "node_modules" / "left-pad").mkdir(parents=True)
