@@ -283,7 +283,8 @@ FLAGS: Final[tuple[Flag, ...]] = (  # in the order --help lists them under their
                             "(committed, uncommitted, untracked) get the candidates. "
                             "Required."))),
     Flag(("--all",), "all_specs", FlagKind.SWITCH, frozenset({"baseline"}), Heading.SELECTION,
-         "Every spec in specs-dir (specs/, else test/mutations/)."),
+         "Every spec in specs-dir (specs/, else test/mutations/): what naming no SPEC "
+         "measures too, as verify and check take them."),
     Flag(("--shard",), "shard_text", FlagKind.TEXT, frozenset({"verify"}), Heading.SELECTION,
          "Run only shard K of N (1-based) of the mutations, for a CI matrix; `mutharness "
          "merge` joins the shards' results files.", metavar="K/N"),

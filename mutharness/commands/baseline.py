@@ -25,9 +25,6 @@ def run(
     """The command line's baseline, from its parsed arguments to its exit code."""
     if all_specs and specs:
         raise SpecError((SpecProblem("baseline", "", "name SPEC files or --all, not both"),))
-    if not (specs or all_specs or since is not None):
-        raise SpecError((SpecProblem(
-            "baseline", "", "name the SPEC files to measure, --all, or --since REV"),))
     settings = settings_of(
         specs or default_specs("to measure", cli_options, config), cli_options, config,
         allow_dirty,

@@ -138,13 +138,17 @@ def test_repeat_reports_a_test_whose_outcome_differs_as_unstable(
     assert "tests/test_flaky.py::test_fails_every_second_run" in repeated.out
 
 
-def test_baseline_needs_specs_all_or_since(make_project: ProjectFactory) -> None:
+def test_baseline_with_no_spec_measures_every_spec_as_verify_and_check_take_them(
+    make_project: ProjectFactory
+) -> None:
     project = make_project()
 
     done = in_process(project.root, "baseline")
     both = in_process(project.root, "baseline", "--all", "specs/calc.json")
 
-    assert done.code == 2 and "--all, or --since REV" in done.err
+    assert done.code == 0, done.out + done.err
+    assert pin_lines(done.out) == [
+        "ok specs/calc.json: 4 pass + 0 approved skips = 4 [MEASURED_NO_SKIPS]"]
     assert both.code == 2 and "not both" in both.err
 
 
