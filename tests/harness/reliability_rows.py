@@ -507,6 +507,10 @@ ROWS: tuple[Row, ...] = (
         "with notes.txt beside them, exit 5 naming 1 change (red: 13 changes, exit 5)",
         H + "test_interpreter_choice.py::"
         "test_a_venv_and_node_modules_nothing_ignores_are_environments_not_changes_and_said_once"),
+    Row("environment", "a real uv-made environment without pytest named by --python (uv's venvs have no pip)",
+        "refused naming uv's own install command", "exit 5, `uv pip install --python ... \"pytest>=7.4\"`, no "
+        "`-m pip install` (red: the pip command, which fails there)",
+        H + "test_interpreter_choice.py::test_a_uv_environment_without_pytest_is_refused_with_uv_s_install_command"),
     Row("environment", "mutharness installed as a tool (uv tool, pipx) beside a uv project (its .venv) and a tox project (.tox/py inside the repository)",
         "the uv project's .venv found and said; --python names the tox environment; the tests run there; neither environment nor tree gains anything",
         "exit 0, both mutations as expected; the same dist-infos and git status before and after",

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from conftest import Completed, Project, create_venv, default_spec, git, install, pip
+from inproc import in_process
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 
@@ -369,3 +370,21 @@ def test_a_venv_and_node_modules_nothing_ignores_are_environments_not_changes_an
     assert ("left out (environments, not changes): .venv (a virtual environment), "
             "node_modules") in done.out
     assert "uncommitted" not in done.err
+
+
+def test_a_uv_environment_without_pytest_is_refused_with_uv_s_install_command(
+    make_project: Callable[..., Project], uv: Path, tmp_path: Path
+) -> None:
+    environment = tmp_path / "uvenv"
+    subprocess.run([str(uv), "venv", "--quiet", "--offline", "--python", sys.executable,
+                    str(environment)], check=True, capture_output=True)
+    python = environment / "bin" / "python"
+    project = make_project()
+
+    done = in_process(project.root, "verify", "specs/calc.json", "--python", str(python))
+
+    assert done.code == 5, done.out + done.err
+    assert f"pytest not installed in {python}" in done.err
+    # uv's environments have no pip: its own command installs into them
+    assert f'uv pip install --python {python} "pytest>=7.4"' in done.err, done.err
+    assert "-m pip install" not in done.err

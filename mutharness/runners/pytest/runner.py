@@ -723,16 +723,35 @@ def _modules(facts: RunFacts, cwd: Path) -> frozenset[tuple[str, str]]:
 
 
 _PROBE_CODE = """\
-import json, platform, site, sys
+import json, os, platform, site, sys
 from importlib.metadata import version
+from importlib.util import find_spec
 out = {'python': platform.python_version(), 'implementation': platform.python_implementation(),
        'python_executable': sys.executable}
 try: out['pytest'] = version('pytest')
 except Exception: out['pytest'] = ''
 if site.ENABLE_USER_SITE:
     out['user_base'] = site.getuserbase()
+out['has_pip'] = 'yes' if find_spec('pip') else ''
+try:
+    with open(os.path.join(sys.prefix, 'pyvenv.cfg'), encoding='utf-8') as cfg:
+        out['made_by_uv'] = 'yes' if any(line.split('=')[0].strip() == 'uv' for line in cfg) else ''
+except OSError:
+    out['made_by_uv'] = ''
 print(json.dumps(out))
 """
+
+
+def install_remedy(python: str, found: Mapping[str, object]) -> str:
+    """How to install pytest into `python`'s environment, as the tool that made it installs
+    (`found`: its probe's facts): uv's environments have no pip."""
+    requirement = f'"pytest>={MIN_PYTEST}"'
+    if found.get("made_by_uv"):
+        return f"install (the environment is uv's): uv pip install --python {python} {requirement}"
+    if found.get("has_pip") == "":
+        return (f"install: {python} -m ensurepip, then {python} -m pip install {requirement} "
+                "(the environment has no pip)")
+    return f"install: {python} -m pip install {requirement}"
 
 
 def start_probe(python: str, environ: Mapping[str, str], scratch: Path) -> process.Started:
@@ -758,14 +777,13 @@ def probe_interpreter(python: str, probing: process.Started) -> dict[str, str]:
     if not isinstance(found, dict):
         raise EnvironmentProblem(f"the interpreter {python} did not run: {text.strip()[:500]}")
     if not found.get("pytest"):
-        raise EnvironmentProblem(
-            f"pytest not installed in {python}",
-            remedy=f'install: {python} -m pip install "pytest>={MIN_PYTEST}"',
-        )
+        raise EnvironmentProblem(f"pytest not installed in {python}",
+                                 remedy=install_remedy(python, found))
     if is_below(str(found["pytest"]), MIN_PYTEST):
         raise EnvironmentProblem(
             f"pytest {found['pytest']} in {python} is older than {MIN_PYTEST}, the oldest "
             "mutharness supports",
-            remedy=f'install: {python} -m pip install "pytest>={MIN_PYTEST}"',
+            remedy=install_remedy(python, found),
         )
-    return {str(key): str(value) for key, value in found.items()}
+    return {str(key): str(value) for key, value in found.items()
+            if key not in ("has_pip", "made_by_uv")}  # the remedy's facts, no versions
