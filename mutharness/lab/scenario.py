@@ -133,8 +133,6 @@ def _request(scenario: Scenario, workspace: Workspace) -> RunRequest:
         scenario.timeout_s,
         keep_going=scenario.kind is Kind.REVERTED,
         first_failure=scenario.first_failure, mutant=scenario.kind is Kind.MUTANT,
-        targets=tuple(sorted({mutation.file for mutation in scenario.spec.mutations})),
-        mutated=scenario.mutation.file if scenario.mutation is not None else None,
         fresh=scenario.fresh,
         mutants=len(scenario.spec.mutations) if scenario.kind is Kind.PROOF else 0,
     )

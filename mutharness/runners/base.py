@@ -180,8 +180,6 @@ class RunRequest:
     keep_going: bool = False  # run the files that load when another fails to (red-first)
     first_failure: bool = False  # stop at the first failing test (--first-failure)
     mutant: bool = False  # a mutant's run: only its tests' outcomes decide, not their reports
-    targets: tuple[str, ...] = ()  # the spec's mutation targets (repo-relative)
-    mutated: str | None = None  # the target this run's mutant is written into (repo-relative)
     fresh: str = ""  # why it never takes a fast route (a fast run's confirmation)
     mutants: int = 0  # a proof's: how many mutant runs of these tests follow
 

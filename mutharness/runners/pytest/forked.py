@@ -72,11 +72,6 @@ class ForkServer:
         proc = process.Piped([python, "-m", MODULE], cwd=cwd, env=env, log_path=log_path)
         return cls(proc, log_path, env)
 
-    @classmethod
-    def start(cls, python: str, env: Mapping[str, str], cwd: Path, log_path: Path) -> ForkServer:
-        """Start the server in `cwd` (outside the workspace) and wait until pytest is loaded."""
-        return cls.launch(python, env, cwd, log_path).ready()
-
     def ready(self) -> ForkServer:
         """This server, once it has loaded pytest and found nothing that makes it unusable;
         else it is closed and ServerUnusable says why."""

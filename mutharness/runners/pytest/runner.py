@@ -479,7 +479,7 @@ class PytestRunner:
         """Run the request's tests in its `cwd`; its `scratch` holds this run's files: in a
         child of the fork server once `prove` has shown it gives these tests' facts (a
         baseline's run starts the server, which imports pytest meanwhile)."""
-        if request.mutated is None and request.tests not in self.proven:
+        if not request.mutant and request.tests not in self.proven:
             self._launch()
         server = self.server if request.tests in self.proven else None
         if server is None or request.keep_going:
