@@ -31,6 +31,8 @@ class SourceRepo:
     # what git said of HEAD, asked once: HEAD is fixed, so its tree and blobs never change
     _head_facts: dict[tuple[str, str], Any] = field(
         default_factory=dict, compare=False, hash=False, repr=False)
+    # the untracked environments the last `changes` left out, each as the console names it
+    _left_out: list[str] = field(default_factory=list, compare=False, hash=False, repr=False)
 
     @property
     def neutral(self) -> tuple[str, ...]:
@@ -93,7 +95,7 @@ class SourceRepo:
             self.neutral, strip_newline_in_stdout=False,
         )
         entries = [entry for entry in output.split("\0") if entry]
-        found: dict[str, bool] = {}
+        found: dict[str, str | None] = {}
         kept, environments = [], set()
         for entry in entries:
             if entry[3:].startswith(f"{RUN_DIR}/") or _left_bytecode(entry):
@@ -103,16 +105,13 @@ class SourceRepo:
                 kept.append(entry)
             else:
                 environments.add(place)
-        self._head_facts[("environments", "")] = tuple(sorted(environments))
+        self._left_out[:] = sorted(environments)
         return tuple(kept)
 
     def environments(self) -> tuple[str, ...]:
-        """The untracked environments `changes` left out (asked after it): each directory
+        """The untracked environments the last `changes` left out: each directory
         (`/`-separated, repo-relative), a virtual environment's followed by what it is."""
-        return tuple(
-            f"{place} (a virtual environment)"
-            if (self.root / place / VENV_MARKER).is_file() else place
-            for place in self._head_facts.get(("environments", ""), ()))
+        return tuple(self._left_out)
 
     def tracked(self) -> dict[str, str]:
         """Every path in HEAD's tree mapped to its git mode (exact case)."""
@@ -288,20 +287,22 @@ class SourceRepo:
 VENV_MARKER = "pyvenv.cfg"  # what makes a directory a virtual environment (PEP 405)
 
 
-def _environment(root: Path, entry: str, found: dict[str, bool]) -> str | None:
-    """The untracked environment an untracked `entry` lies in (None: none): the nearest
-    directory above it that holds a `pyvenv.cfg`, or is a `node_modules` (`found` keeps what
-    each directory was found to be)."""
+def _environment(root: Path, entry: str, found: dict[str, str | None]) -> str | None:
+    """The untracked environment an untracked `entry` lies in (None: none), as the console
+    names it: the nearest directory above it that holds a `pyvenv.cfg` (`DIR (a virtual
+    environment)`), or is a `node_modules` (`found` keeps what each directory was found to
+    be, so each is looked at once)."""
     if not entry.startswith("?? "):
         return None
     parts = entry[3:].rstrip("/").split("/")
     for depth in range(1, len(parts)):
         place = "/".join(parts[:depth])
         if place not in found:
-            found[place] = (parts[depth - 1] == "node_modules"
-                            or (root / place / VENV_MARKER).is_file())
-        if found[place]:
-            return place
+            found[place] = (
+                f"{place} (a virtual environment)" if (root / place / VENV_MARKER).is_file()
+                else place if parts[depth - 1] == "node_modules" else None)
+        if found[place] is not None:
+            return found[place]
     return None
 
 
