@@ -67,7 +67,7 @@ def _guarded(doing: str) -> Callable[[Command], Command]:
 
 # the order `mutharness --help` lists the commands in: the main job first
 COMMAND_ORDER = ("verify", "check", "baseline", "redfirst", "suggest", "merge", "render",
-                 "evidence-check")
+                 "evidence-check", "explain")
 
 
 class _Main(click.Group):
@@ -502,3 +502,29 @@ def evidence_check(evidence_dir: Path | None) -> None:
         return command.run(console, evidence_dir)
 
     _run_plain(body, "checking the evidence")
+
+
+def _explained(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """The entry NAME means, its case aside; any other name is refused with the nearest."""
+    from mutharness.commands.explain import known, nearest
+
+    if value is None or known(value) is not None:
+        return value
+    near = nearest(value)
+    guess = f" (did you mean {' or '.join(near)}?)" if near else ""
+    raise click.BadParameter(f"no error is named {value}{guess}; `mutharness explain` lists "
+                             "them", ctx, param)
+
+
+@main.command()
+@click.argument("name", required=False, callback=_explained)
+def explain(name: str | None) -> None:
+    """Print what error NAME says, why, and the next step (the name every error's last line
+    gives); with no NAME, list them."""
+
+    def body(console: Console) -> int:
+        from mutharness.commands import explain as command
+
+        return command.run(console, name)
+
+    _run_plain(body, "explaining", git=False)

@@ -8,6 +8,7 @@ from enum import IntEnum
 from types import MappingProxyType
 from typing import Final
 
+from mutharness.explanations import EXPLANATIONS
 from mutharness.paths import shown, visible
 
 
@@ -91,6 +92,11 @@ class MutharnessError(Exception):
 
     def __str__(self) -> str:
         return self.message()
+
+    @property
+    def kind(self) -> str:
+        """The name of the explanation of this error (`mutharness explain NAME`): its class."""
+        return type(self).__name__
 
     def message(self) -> str:
         raise NotImplementedError
@@ -444,12 +450,10 @@ class MergeError(MutharnessError):
 class FeedError(MutharnessError):
     """A line of a worker's feed that is not a mutation of its run."""
 
-
     def __init__(self, line: str, problem: str) -> None:
         super().__init__(line, problem)
         self.line = line
         self.problem = problem
-
 
     def message(self) -> str:
         return f"the parent handed this worker {self.line!r}: {self.problem}"
@@ -458,25 +462,28 @@ class FeedError(MutharnessError):
 class WorkerFailed(MutharnessError):
     """A `-j` worker ended without the results asked of it, and how it ended."""
 
-
     def __init__(self, problem: str) -> None:
         super().__init__(problem)
         self.problem = problem
-
 
     def message(self) -> str:
         return self.problem
 
 
 class RecordedError(MutharnessError):
-    """An error as a results file recorded it: its message and its exit code."""
+    """An error as a results file recorded it: its message, its exit code and the class it
+    was (its explanation's name; none where the record does not name a known one)."""
 
-
-    def __init__(self, text: str, exit_code: ExitCode = ExitCode.ENVIRONMENT) -> None:
-        super().__init__(text, exit_code)
+    def __init__(self, text: str, exit_code: ExitCode = ExitCode.ENVIRONMENT,
+                 recorded: str = "") -> None:
+        super().__init__(text, exit_code, recorded)
         self.text = text
         self.exit_code = exit_code
+        self.recorded = recorded if recorded in EXPLANATIONS else ""  # a file's word, checked
 
+    @property
+    def kind(self) -> str:
+        return self.recorded or type(self).__name__
 
     def message(self) -> str:
         return self.text
@@ -485,15 +492,12 @@ class RecordedError(MutharnessError):
 class ResultsError(MutharnessError):
     """A document that is not a results file of this schema, and the first thing wrong."""
 
-
     exit_code = ExitCode.USAGE
-
 
     def __init__(self, source: str, problem: str) -> None:
         super().__init__(source, problem)
         self.source = source
         self.problem = problem
-
 
     def message(self) -> str:
         return f"{self.source} is not a mutharness results file: {self.problem}"
@@ -502,15 +506,12 @@ class ResultsError(MutharnessError):
 class OlderResults(MutharnessError):
     """A results file written before mutations were located to the column."""
 
-
     exit_code = ExitCode.USAGE
-
 
     def __init__(self, spec: str, mutation: int) -> None:
         super().__init__(spec, mutation)
         self.spec = spec
         self.mutation = mutation
-
 
     def message(self) -> str:
         return (f"spec {self.spec}, mutation {self.mutation}: the results hold no column or "
@@ -520,13 +521,11 @@ class OlderResults(MutharnessError):
 class ElementsDamaged(MutharnessError):
     """The shipped copy of the web component is not the pinned one."""
 
-
     def __init__(self, file: str, digest: str, pinned: str) -> None:
         super().__init__(file, digest, pinned)
         self.file = file
         self.digest = digest
         self.pinned = pinned
-
 
     def message(self) -> str:
         return (f"the shipped {self.file} has sha256 {self.digest}, not the pinned "

@@ -293,18 +293,18 @@ class _Follower:
         found: SpecResult = self.wait(ready)
         return found
 
-    def _refusal(self, spec: Spec) -> str | None:
-        """The error a worker's part of `spec` ended with (its baseline refused it)."""
+    def _refusal(self, spec: Spec) -> SpecResult | None:
+        """A worker's part of `spec` that ended with an error (its baseline refused it)."""
         for worker in self.workers:
             part = worker.part(spec.id)
             if part is not None and part.refused:
-                return part.error
+                return part
         return None
 
-    def _mutation(self, spec: Spec, index: int) -> MutationResult | str:
-        """Mutation `index`'s result, or the error that stopped its worker's part of `spec`;
+    def _mutation(self, spec: Spec, index: int) -> MutationResult | SpecResult:
+        """Mutation `index`'s result, or the part of `spec` whose error stopped its worker;
         raises WorkerFailed when its worker ended without either."""
-        def ready() -> MutationResult | str | None:
+        def ready() -> MutationResult | SpecResult | None:
             worker = self.dispatch.owners.get(Item(spec.id, index))
             if worker is None:  # not handed out: none is while a part of the spec refused it
                 refused = self._refusal(spec)
@@ -317,14 +317,14 @@ class _Follower:
                 if done is not None:
                     return done
                 if part.refused:
-                    return part.error
+                    return part
             if worker.ended:
                 worker.refresh(force=True)
                 part = worker.part(spec.id)
                 if part is None or not any(m.mutation.index == index for m in part.mutations):
                     raise WorkerFailed(worker.problem())
             return None
-        found: MutationResult | str = self.wait(ready)
+        found: MutationResult | SpecResult = self.wait(ready)
         return found
 
     def follow(self, specs: tuple[Spec, ...], wanted: Mapping[str, tuple[int, ...]]) -> None:
@@ -335,7 +335,7 @@ class _Follower:
             self.listener.baseline_started(spec)
             part = self._baseline(spec)
             if part.refused:  # its baseline was refused: as with -j 1
-                self.listener.spec_failed(spec, RecordedError(part.error))
+                self.listener.spec_failed(spec, RecordedError(part.error, recorded=part.error_kind))
                 if self.fail_fast:
                     self.stop = _Stop(spec, part, None)
                     return
@@ -347,8 +347,9 @@ class _Follower:
             for index in indices:
                 self.listener.mutation_started(spec, spec.mutations[index])
                 result = self._mutation(spec, index)
-                if isinstance(result, str):
-                    self.listener.spec_failed(spec, RecordedError(result))
+                if isinstance(result, SpecResult):
+                    self.listener.spec_failed(
+                        spec, RecordedError(result.error, recorded=result.error_kind))
                     if self.fail_fast:
                         self.stop = _Stop(spec, part, None)
                         return

@@ -94,7 +94,8 @@ class _SpecRun:
         self.sources: dict[str, str] = {}  # the spec's targets' texts, before any mutation
 
     def result(
-        self, why: str = "", error: str = "", facts: RunFacts | None = None
+        self, why: str = "", error: MutharnessError | None = None,
+        facts: RunFacts | None = None,
     ) -> SpecResult:
         """What this spec has: its baseline and finished mutations, `why` it stopped early,
         the `error` that leaves it without any verdict."""
@@ -103,9 +104,11 @@ class _SpecRun:
         stopped = stopped_after(why, len(self.done), total) if why else ""
         return SpecResult(
             self.spec, baseline.facts if baseline else facts,
-            baseline.timeout_s if baseline else 0.0, tuple(self.done), error,
+            baseline.timeout_s if baseline else 0.0, tuple(self.done),
+            error.message() if error else "",
             self.depends_on, self.source_commit, stopped, self.session.tools_of(self.spec),
             self.pin, self.pin_depends_on, absent=self.absent, sources=self.sources,
+            error_kind=error.kind if error else "",
         )
 
     def partial(self, why: str) -> SpecResult | None:
@@ -202,7 +205,7 @@ class _SpecRun:
             self.pin = stopped.pin_of(self.spec)
             error = self._logged(stopped)
             listener.spec_failed(self.spec, error)
-            return self.result(error=error.message(), facts=stopped.facts)
+            return self.result(error=error, facts=stopped.facts)
         self._depend(self.baseline.facts)
         self.pin = self.baseline.pin
         session.save()  # the results show the baseline (a -j parent shows it from there)

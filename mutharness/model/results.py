@@ -79,6 +79,7 @@ class SpecResult:
     red_first: RedFirst | None = None  # a red-first proof recorded for the spec
     absent: tuple[str, ...] = ()  # paths where a new file would configure the run (none yet)
     sources: Mapping[str, str] = field(default_factory=dict)  # each mutated file's text, as run
+    error_kind: str = ""  # the class of `error` (`MutharnessError.kind`)
 
     @property
     def in_progress(self) -> bool:
@@ -265,6 +266,7 @@ def spec_json(result: SpecResult, timings: bool = True) -> dict[str, Any]:
         "expect_baseline_pass": spec.expect_baseline_pass,
         "declared": [_declared(mutation) for mutation in spec.mutations],
         "error": result.error,
+        "error_kind": result.error_kind,
         "stopped": result.stopped,
         "source_commit": result.source_commit,
         "depends_on": dict(sorted(result.depends_on.items())),
@@ -294,6 +296,7 @@ def to_json(run: RunResult, timings: bool = True) -> dict[str, Any]:
         "schema": SCHEMA_VERSION,
         "complete": run.complete,
         "error": run.error.message() if run.error is not None else "",
+        "error_kind": run.error.kind if run.error is not None else "",
         "tool": dict(run.tool),
         "commit": run.commit,
         "dirty": run.dirty,
@@ -527,6 +530,7 @@ def _spec(reader: _Reader, texts: Mapping[str, str] | None) -> SpecResult:
         tuple(mutations), reader.text("error"), depends, reader.text("source_commit"),
         reader.text("stopped", ""), tools, pin, pin_depends, red_first,
         reader.texts("absent", ()), _sources(reader, texts),
+        reader.text("error_kind", ""),  # older files: none
     )
 
 
@@ -603,7 +607,8 @@ def from_json(document: Any, source: str = "the document") -> RunResult:
             interrupted=reader.maybe_int("signal") if reader.flag("interrupted") else None,
             settings=reader.table("settings"),
             complete=reader.flag("complete"),
-            error=RecordedError(error, stopping) if error else None,
+            error=RecordedError(error, stopping, reader.text("error_kind", ""))
+            if error else None,
             shard=_shard(reader.child("shard")) if "shard" in document else None,
             notes=reader.texts("notes") if "notes" in document else (),  # older files: none
         )

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, TextIO
 import click
 
 from mutharness.errors import ExitCode, MutharnessError, OutputClosed
+from mutharness.explanations import pointer
 from mutharness.lab.logs import log_file, mutant_scenario, spec_directory
 from mutharness.model.pins import Pin, PinState
 from mutharness.model.redfirst import Pairing, RedFirst
@@ -38,7 +39,6 @@ MAX_FAILING_SHOWN = 4
 MAX_INVARIANTS_SHOWN = 20
 NAME_WIDTH = 90
 TICK_S = 1.0  # how often the status line's clock moves
-MESSAGES_PAGE = "docs/messages.md"  # mutharness's page of errors and notes, an entry per class
 CLEAR = "\r\x1b[2K"  # back to the line's start, and clear it
 @dataclass(frozen=True)
 class Glyphs:
@@ -246,10 +246,10 @@ class Console:
             self.redraw()
 
     def error(self, error: MutharnessError) -> None:
-        """A user-facing error on stderr, then where the docs explain it (an entry per error
-        class on the errors page: what it says, why, and the next step)."""
+        """A user-facing error on stderr, then the command that explains it (an entry per
+        error class: what it says, why, and the next step)."""
         self.line(f"mutharness: error: {error.message()}", "red", err=True)
-        self.line(f"  explained: {MESSAGES_PAGE}#{type(error).__name__}", err=True)
+        self.line(f"  {pointer(error.kind)}", err=True)
 
     def note(self, text: str) -> None:
         """Something the user should know that changes no verdict, on stderr: one line,

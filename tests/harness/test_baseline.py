@@ -41,6 +41,21 @@ def test_a_failing_test_makes_the_baseline_refused_with_counts_and_ids_on_the_co
     assert done.out.count("not green") + done.err.count("not green") == 1  # said once
 
 
+def test_a_refused_baseline_names_the_same_explanation_under_every_j(
+    make_project: ProjectFactory, cli: Callable[..., Completed]
+) -> None:
+    project = make_project()
+    add_test(project, "\n\ndef test_broken():\n    assert clamp(1, 0, 10) == 2\n")
+
+    alone = cli(project.root, "verify", "specs/calc.json")
+    workers = cli(project.root, "verify", "specs/calc.json", "-j", "2")
+
+    pointer = "  explained: mutharness explain BaselineError"
+    assert (alone.code, workers.code) == (3, 3), alone.err + workers.err
+    assert [line for line in alone.err.splitlines() if "explained:" in line] == [pointer]
+    assert [line for line in workers.err.splitlines() if "explained:" in line] == [pointer]
+
+
 def test_a_stably_skipped_test_is_accepted_listed_and_not_counted_as_a_pass(
     make_project: ProjectFactory, verify_here: Verify, cli: Callable[..., Completed]
 ) -> None:

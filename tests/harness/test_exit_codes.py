@@ -18,6 +18,8 @@ from mutharness.errors import (
     BaselineError,
     DirtyTreeError,
     ExitCode,
+    MutharnessError,
+    RecordedError,
     ResultsError,
     SpecError,
 )
@@ -93,6 +95,29 @@ def test_a_results_file_keeps_the_code_of_the_error_that_stopped_its_run(
     assert again.exit_code() is run.exit_code()
 
 
+@pytest.mark.parametrize("error", [RED, SpecError(()), DirtyTreeError(("?? x",))],
+                         ids=["baseline", "usage", "environment"])
+def test_a_results_file_keeps_the_explanation_of_the_error_that_stopped_its_run(
+    error: MutharnessError,
+) -> None:
+    run = _run(REFUSED, error=error, complete=False)
+
+    again = from_json(json.loads(json.dumps(to_json(run))))
+
+    assert again.error is not None and again.error.kind == type(error).__name__
+
+
+@pytest.mark.parametrize(("recorded", "kind"), [
+    ("BaselineError", "BaselineError"), ("", "RecordedError"),
+    ("NoSuchError", "RecordedError"),  # a file's word names no explanation: the replay's own
+    ("__class__", "RecordedError"), ("RecordedError", "RecordedError"),
+])
+def test_a_recorded_error_is_explained_as_the_class_it_records_when_that_is_a_known_one(
+    recorded: str, kind: str
+) -> None:
+    assert RecordedError("text", ExitCode.BASELINE, recorded).kind == kind
+
+
 def test_a_results_file_whose_error_claims_a_passing_code_is_refused() -> None:
     document = to_json(_run(REFUSED, error=RED, complete=False))
     document["exit_code"] = 0
@@ -159,7 +184,7 @@ def test_the_top_level_help_lists_verify_first_and_each_command_s_first_sentence
              and not line.startswith("   ")]
     assert names[0] == "verify"
     assert sorted(names) == sorted(["verify", "check", "baseline", "redfirst", "suggest", "merge",
-                                    "render", "evidence-check"])
+                                    "render", "evidence-check", "explain"])
     assert "..." not in listed  # never cut at click's 45 characters
     assert "Run each SPEC's mutations against its tests and report CAUGHT / SURVIVED." in (
         " ".join(listed.split()))

@@ -22,6 +22,7 @@ from conftest import Completed, Project
 from mutharness import errors
 from mutharness.cli import COMMAND_ORDER, main
 from mutharness.errors import MutharnessError, exit_codes_table
+from mutharness.explanations import EXPLANATIONS, errors_page_section
 from mutharness.options import OPTIONS, Option
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -116,37 +117,69 @@ def test_the_docs_home_page_is_the_readme() -> None:
     _generated(INDEX_PAGE, render_index())
 
 
-def _entries() -> dict[str, str]:
-    """docs/messages.md's error entries: the class each names (`{#Name}`) -> its text."""
-    page = (ROOT / "docs" / "messages.md").read_text(encoding="utf-8")
-    parts = re.split(r"^### .*\{#(\w+)\}$", page, flags=re.MULTILINE)
-    return {name: text.split("\n## ")[0] for name, text in zip(parts[1::2], parts[2::2],
-                                                                  strict=True)}
+MESSAGES_PAGE = ROOT / "docs" / "messages.md"
 
 
-def test_every_error_has_an_entry_on_the_messages_page_with_its_exit_code() -> None:
+def render_messages() -> str:
+    """docs/messages.md with its errors half made from `explanations.EXPLANATIONS` (the notes
+    half is written by hand)."""
+    page = MESSAGES_PAGE.read_text(encoding="utf-8")
+    head, rest = page.split("## Errors\n", 1)
+    notes = rest[rest.index("\n## Notes"):]
+    return f"{head}## Errors\n\n{errors_page_section()}\n{notes}"
+
+
+def test_the_errors_half_of_the_messages_page_is_made_from_the_explanations() -> None:
+    _generated(MESSAGES_PAGE, render_messages())
+
+
+def test_every_error_class_has_an_explanation_with_its_exit_code() -> None:
     classes = {name: cls for name, cls in inspect.getmembers(errors, inspect.isclass)
                if issubclass(cls, MutharnessError) and cls is not MutharnessError
                and not name.startswith("_")}  # a private base is never raised itself
-    entries = _entries()
-    assert sorted(set(classes) - set(entries)) == []
-    assert sorted(set(entries) - set(classes)) == []
+    assert sorted(set(classes) - set(EXPLANATIONS)) == []
+    assert sorted(set(EXPLANATIONS) - set(classes)) == []
     for name, cls in classes.items():
-        said = re.findall(r"Exit (\d+)", entries[name])
+        said = re.findall(r"Exit (\d+)", EXPLANATIONS[name].text)
         if name == "RecordedError":  # the exit code of the run it replays
             assert said == [], name
         else:
             assert said == [str(int(cls.exit_code))], (name, said)
 
 
-def test_an_error_names_its_entry_on_the_messages_page(
+def test_an_error_ends_with_the_command_that_explains_it_and_that_command_prints_its_entry(
     make_project: Callable[..., Project], cli: Callable[..., Completed]
 ) -> None:
     project = make_project()
     project.write("notes.txt", "not committed\n")
 
     done = cli(project.root, "verify", "specs/calc.json")
+    explained = cli(project.root, "explain", "DirtyTreeError")
 
     assert done.code == 5, done.out + done.err
-    assert done.err.splitlines()[-1] == "  explained: docs/messages.md#DirtyTreeError"
-    assert "DirtyTreeError" in _entries()
+    # a tool install has no docs/ directory: the pointer is a command that works wherever
+    # mutharness runs
+    assert done.err.splitlines()[-1] == "  explained: mutharness explain DirtyTreeError"
+    assert explained.code == 0, explained.out + explained.err
+    assert explained.out.startswith("DirtyTreeError: The working tree has changes\n\n")
+    assert "`--allow-dirty`" in explained.out
+    assert explained.out.rstrip("\n").endswith(
+        EXPLANATIONS["DirtyTreeError"].text.rstrip("\n"))
+
+
+def test_explain_without_a_name_lists_every_entry_and_an_unknown_name_is_refused_with_the_nearest(
+    make_project: Callable[..., Project], cli: Callable[..., Completed]
+) -> None:
+    project = make_project()
+
+    listed = cli(project.root, "explain")
+    unknown = cli(project.root, "explain", "DirtyTree")
+    case = cli(project.root, "explain", "dirtytreeerror")
+
+    assert listed.code == 0, listed.err
+    assert [line.split()[0] for line in listed.out.splitlines()] == list(EXPLANATIONS)
+    assert "DirtyTreeError The working tree has changes" in [
+        " ".join(line.split()) for line in listed.out.splitlines()]
+    assert unknown.code == 2, unknown.out + unknown.err
+    assert "no error is named DirtyTree (did you mean DirtyTreeError?)" in unknown.err
+    assert case.code == 0 and case.out.startswith("DirtyTreeError: "), case.out + case.err

@@ -132,7 +132,7 @@ def test_without_a_changed_or_named_test_suggest_says_to_name_one(
     assert done.code == 2
     assert "suggest --since HEAD~1: no test file changed since" in done.err
     assert "name the tests with --test" in done.err
-    assert "explained: docs/messages.md#SuggestError" in done.err
+    assert "explained: mutharness explain SuggestError" in done.err
 
 
 def test_without_a_changed_test_the_specs_whose_evidence_loaded_the_changed_file_name_them(
