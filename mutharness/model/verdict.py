@@ -191,6 +191,25 @@ def ids_problem(
     return f"ran {len(ran)} tests, not the baseline's {len(expected)}: {detail}"
 
 
+def _differing(
+    facts: RunFacts, baseline: RunFacts, stopped_at_first: bool
+) -> tuple[dict[str, Outcome], list[str]]:
+    """The run's skipped/xfailed tests by id, and the tests whose skip or xfail differs from
+    the baseline's (a run `stopped_at_first` failure compared on the tests it ran). A test the
+    baseline xfailed that fails now is no difference but a failure: pytest fails a run on it
+    (a strict xfail that passes, XPASS(strict); one raising what its `raises=` does not name)."""
+    ran = set(facts.nodeids)
+    now = {nodeid: test.outcome for nodeid, test in facts.inert.items()}
+    before = {nodeid: test.outcome for nodeid, test in baseline.inert.items()
+              if not stopped_at_first or nodeid in ran}
+    failing = set(facts.failing_ids)
+    differ = sorted(
+        nodeid for nodeid in set(now) | set(before) if now.get(nodeid) != before.get(nodeid)
+        and not (before.get(nodeid) is Outcome.XFAILED and nodeid in failing)
+    )
+    return now, differ
+
+
 def inert_problem(
     facts: RunFacts, baseline: RunFacts, stopped_at_first: bool = False
 ) -> str | None:
@@ -198,14 +217,8 @@ def inert_problem(
 
     A skip in the baseline is accepted (the evidence lists it) as long as every run skips
     the same tests the same way; a test that starts or stops skipping under a mutant makes
-    that run prove nothing. A run `stopped_at_first` failure is compared on the tests it ran."""
-    ran = set(facts.nodeids)
-    now = {nodeid: test.outcome for nodeid, test in facts.inert.items()}
-    before = {nodeid: test.outcome for nodeid, test in baseline.inert.items()
-              if not stopped_at_first or nodeid in ran}
-    differ = sorted(
-        nodeid for nodeid in set(now) | set(before) if now.get(nodeid) != before.get(nodeid)
-    )
+    that run prove nothing."""
+    _, differ = _differing(facts, baseline, stopped_at_first)
     if not differ:
         return None
     return (
@@ -219,13 +232,8 @@ def skipped_instead(
 ) -> tuple[str, ...]:
     """The baseline's passing tests this run skipped instead of running, when that is the
     only way its skips and xfails differ from the baseline's (else none: `inert_problem`)."""
-    ran = set(facts.nodeids)
-    now = {nodeid: test.outcome for nodeid, test in facts.inert.items()}
-    before = {nodeid: test.outcome for nodeid, test in baseline.inert.items()
-              if not stopped_at_first or nodeid in ran}
+    now, differ = _differing(facts, baseline, stopped_at_first)
     passed = {outcome.nodeid for outcome in baseline.outcomes if outcome.outcome.is_pass}
-    differ = sorted(nodeid for nodeid in set(now) | set(before)
-                    if now.get(nodeid) != before.get(nodeid))
     if differ and all(now.get(nodeid) is Outcome.SKIPPED and nodeid in passed
                       for nodeid in differ):
         return tuple(differ)

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import Completed, Project, Recorder, default_spec
 
 from mutharness.errors import ExitCode
@@ -54,6 +55,33 @@ def test_a_refused_baseline_names_the_same_explanation_under_every_j(
     assert (alone.code, workers.code) == (3, 3), alone.err + workers.err
     assert [line for line in alone.err.splitlines() if "explained:" in line] == [pointer]
     assert [line for line in workers.err.splitlines() if "explained:" in line] == [pointer]
+
+
+STRICT_XFAIL = (
+    "\n\nimport pytest\n\n\n@pytest.mark.xfail(strict=True, reason='17 is a minor')\n"
+    "def test_seventeen_is_adult():\n    assert is_adult(17)\n\n\n"
+    "def test_a_child_is_no_adult():\n    assert not is_adult(5)\n"
+)
+
+
+@pytest.mark.parametrize("counts", [(), ("--no-first-failure",)], ids=["first-failure", "full"])
+def test_a_strict_xfail_that_a_mutant_makes_pass_is_a_failure_alone_or_beside_another(
+    make_project: ProjectFactory, cli: Callable[..., Completed], counts: tuple[str, ...]
+) -> None:
+    """pytest fails a run whose strict xfail passes (XPASS(strict)): CAUGHT, as a fresh
+    `python -m pytest` of the mutated tree says, never UNTRUSTWORTHY."""
+    project = make_project(spec=default_spec(expectBaselinePass=5, mutations=[
+        {"name": "17 is adult: only the strict xfail passes", "file": "src/calc.py",
+         "anchor": "return age >= 18", "replacement": "return age >= 17"},
+        {"name": "everyone is adult: the strict xfail passes, a plain test fails",
+         "file": "src/calc.py", "anchor": "return age >= 18", "replacement": "return True"},
+    ]))
+    add_test(project, STRICT_XFAIL)
+
+    done = cli(project.root, "verify", "specs/calc.json", *counts)
+
+    assert done.code == 0, done.out + done.err
+    assert done.out.count("CAUGHT") == 2 and "UNTRUSTWORTHY" not in done.out, done.out
 
 
 def test_a_stably_skipped_test_is_accepted_listed_and_not_counted_as_a_pass(

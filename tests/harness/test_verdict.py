@@ -163,6 +163,7 @@ def test_the_baseline_order_does_not_matter() -> None:
 
 
 WITH_A_SKIP = facts(outcomes=outcomes("passed", "skipped", "passed"))
+WITH_AN_XFAIL = facts(outcomes=outcomes("passed", "xfailed", "passed"))
 
 # (facts, baseline, verdict, a phrase of the reason): skips that are the baseline's own
 SKIPS = [
@@ -177,6 +178,18 @@ SKIPS = [
     pytest.param(facts(outcomes=outcomes("skipped", "skipped", "passed")), WITH_A_SKIP,
                  SURVIVED, "1 test(s) skipped instead of running: tests/test_calc.py::test_a",
                  id="one-more-skip-than-the-baseline"),
+    # an xfail the baseline xfailed that now fails (a strict xfail that passes, XPASS(strict),
+    # or one that raises what its `raises=` does not name): pytest fails the run on it
+    pytest.param(caught(outcomes=outcomes("passed", "failed", "passed")), WITH_AN_XFAIL, CAUGHT,
+                 "", id="a-strict-xfail-that-now-passes-alone"),
+    pytest.param(caught(outcomes=outcomes("failed", "failed", "passed")), WITH_AN_XFAIL, CAUGHT,
+                 "", id="a-strict-xfail-that-now-passes-beside-a-failure"),
+    pytest.param(caught(outcomes=outcomes("failed", "xfailed", "passed")), WITH_AN_XFAIL,
+                 CAUGHT, "", id="the-baselines-xfail-again-beside-a-failure"),
+    pytest.param(facts(outcomes=outcomes("passed", "xpassed", "passed")), WITH_AN_XFAIL,
+                 UNTRUSTWORTHY, "differently", id="a-lax-xfail-that-now-passes"),
+    pytest.param(caught(outcomes=outcomes("failed", "failed", "passed")), WITH_A_SKIP,
+                 UNTRUSTWORTHY, "differently", id="a-baseline-skip-that-now-runs-and-fails"),
 ]
 
 
