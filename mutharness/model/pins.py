@@ -19,10 +19,10 @@ class PinState(StrEnum):
 
 
 class Disposition(StrEnum):
-    """How an `ok` count was reached."""
+    """How an `ok` count was reached, in the words the line says it."""
 
-    MEASURED_NO_SKIPS = "MEASURED_NO_SKIPS"  # every counted test passed here
-    COUNT_COMPATIBLE_WITH_APPROVED_SKIPS = "COUNT_COMPATIBLE_WITH_APPROVED_SKIPS"
+    MEASURED_NO_SKIPS = "every counted test passed"
+    COUNT_COMPATIBLE_WITH_APPROVED_SKIPS = "approved platform skips counted"
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ class Pin:
                     "inspect changes before editing the pin")
         note = (f"; {len(self.unlisted)} unlisted skip(s) accepted, not counted"
                 if self.unlisted else "")
-        return f"ok {self.spec}: {self._measured()} [{self.disposition.value}]{note}"
+        return f"ok {self.spec}: {self._measured()} ({self.disposition.value}){note}"
 
     def to_json(self) -> dict[str, Any]:
         """The results' record of the pin."""

@@ -84,7 +84,7 @@ def test_each_pin_is_judged_and_the_exit_code_is_the_worst(
 
     assert done.code == 3, done.out + done.err
     assert pin_lines(done.out) == [
-        "ok specs/calc.json: 4 pass + 0 approved skips = 4 [MEASURED_NO_SKIPS]",
+        "ok specs/calc.json: 4 pass + 0 approved skips = 4 (every counted test passed)",
         "DRIFT specs/drifted.json: expected=5, measured=4 pass + 0 approved skips = 4; "
         "inspect changes before editing the pin",
         "UNTRUSTWORTHY specs/red.json: not green: 1 test(s) failed (pass=0 fail=1 tests=1)",
@@ -148,7 +148,7 @@ def test_baseline_with_no_spec_measures_every_spec_as_verify_and_check_take_them
 
     assert done.code == 0, done.out + done.err
     assert pin_lines(done.out) == [
-        "ok specs/calc.json: 4 pass + 0 approved skips = 4 [MEASURED_NO_SKIPS]"]
+        "ok specs/calc.json: 4 pass + 0 approved skips = 4 (every counted test passed)"]
     assert both.code == 2 and "not both" in both.err
 
 
@@ -159,7 +159,7 @@ def test_baseline_measures_node_specs_as_node_counts_them(node_project: Path) ->
     assert done.code == 0, done.out + done.err
     expected = sorted(
         f"ok specs/{name}.json: {truth['baseline']['passed']} pass + 0 approved skips = "
-        f"{truth['baseline']['passed']} [MEASURED_NO_SKIPS]" + (
+        f"{truth['baseline']['passed']} (every counted test passed)" + (
             f"; {truth['baseline']['skipped']} unlisted skip(s) accepted, not counted"
             if truth["baseline"]["skipped"] else "")
         for name, truth in TRUTH.items() if not name.startswith("_")

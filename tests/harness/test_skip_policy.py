@@ -65,7 +65,7 @@ def test_baseline_counts_an_approved_skip_and_not_an_unlisted_one(
 
     assert done.code == 0, done.out + done.err
     assert ("ok specs/calc.json: 2 pass + 1 approved skips = 3 "
-            "[COUNT_COMPATIBLE_WITH_APPROVED_SKIPS]; 1 unlisted skip(s) accepted, not counted"
+            "(approved platform skips counted); 1 unlisted skip(s) accepted, not counted"
             ) in done.out.splitlines()
     assert done.out.splitlines()[-1] == "1 spec(s) measured, 0 drift, 0 untrustworthy"
 
@@ -121,7 +121,7 @@ def test_verify_honours_the_policy_and_its_evidence_shows_the_baseline_line(
     assert done.code == 0, done.out + done.err
     document = (tmp_path / "evidence" / "calc.md").read_text(encoding="utf-8")
     assert ("ok specs/calc.json: 2 pass + 1 approved skips = 3 "
-            "[COUNT_COMPATIBLE_WITH_APPROVED_SKIPS]") in document
+            "(approved platform skips counted)") in document
     facts = json.loads((tmp_path / "evidence" / "calc.json").read_text(encoding="utf-8"))
     assert "specs/platform-skips.json" in facts["specs"][0]["pin"]["depends_on"]
 
@@ -150,7 +150,7 @@ def test_a_module_skipped_as_a_whole_is_a_skip_not_a_collection_error(
     verified = in_process(project.root, "verify", "specs/calc.json")
 
     assert done.code == 0, done.out + done.err
-    assert ("ok specs/calc.json: 4 pass + 0 approved skips = 4 [MEASURED_NO_SKIPS]; "
+    assert ("ok specs/calc.json: 4 pass + 0 approved skips = 4 (every counted test passed); "
             "1 unlisted skip(s) accepted, not counted") in done.out.splitlines()
     assert verified.code == 0, verified.out + verified.err
 
@@ -186,6 +186,6 @@ def test_node_skips_are_approved_by_file_name_and_reason_too(
 
     assert done.code == 0, done.out + done.err
     assert ("ok specs/node.json: 1 pass + 1 approved skips = 2 "
-            "[COUNT_COMPATIBLE_WITH_APPROVED_SKIPS]; 1 unlisted skip(s) accepted, not counted"
+            "(approved platform skips counted); 1 unlisted skip(s) accepted, not counted"
             ) in done.out.splitlines()
     assert strict.code == 3 and "test/skips.test.js > later" in strict.out
