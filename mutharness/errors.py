@@ -534,7 +534,7 @@ class ElementsDamaged(MutharnessError):
 
 class ConfigProblem(EnvironmentProblem):
     """A project config file that cannot be used: every problem found in it (the key and
-    what is wrong with it), naming the options it could have named."""
+    what is wrong with it), naming the options it could have named when a key is none."""
 
     exit_code = ExitCode.USAGE
 
@@ -548,7 +548,8 @@ class ConfigProblem(EnvironmentProblem):
         file = visible(file)
         text = (f"{file}: {lines[0]}" if len(lines) == 1
                 else f"{file}: {len(lines)} problems:\n  " + "\n  ".join(lines))
-        super().__init__(text, remedy=f"known options: {', '.join(known)}")
+        unknown = any(key and key not in known for key, _ in problems)  # a wrong key's list
+        super().__init__(text, remedy=f"known options: {', '.join(known)}" if unknown else "")
 
 
 class Interrupted(BaseException):

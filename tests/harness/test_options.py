@@ -190,6 +190,7 @@ def test_an_unknown_key_in_pyproject_s_table_is_refused_before_anything_runs(
 
     assert done.code == 2
     assert "pyproject.toml [tool.mutharness]: timeout: is not a mutharness option" in done.err
+    assert "known options: python, node, lock-timeout," in done.err  # a wrong key: the list
     assert not (project.root / ".mutharness/results.json").exists()
 
 
@@ -204,7 +205,9 @@ def test_a_git_ignored_project_config_is_refused_before_anything_runs(
     done = in_process(project.root, "verify", "specs/calc.json")
 
     assert done.code == 2, done.out + done.err
-    assert "mutharness.toml" in done.err
+    assert "mutharness.toml: is in the working tree but not committed" in done.err
+    assert "commit it, or name it with --config" in done.err
+    assert "known options" not in done.err  # no key is wrong: the list would not help
     assert "baseline" not in done.out
 
 
