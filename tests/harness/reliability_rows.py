@@ -511,6 +511,11 @@ ROWS: tuple[Row, ...] = (
         "refused naming uv's own install command", "exit 5, `uv pip install --python ... \"pytest>=7.4\"`, no "
         "`-m pip install` (red: the pip command, which fails there)",
         H + "test_interpreter_choice.py::test_a_uv_environment_without_pytest_is_refused_with_uv_s_install_command"),
+    Row("environment", "a real tox environment without pytest named by --python (tox remakes it from its deps)",
+        "refused naming the deps of that tox environment and its recreate command",
+        "exit 5, `list \"pytest>=7.4\" in the deps of tox's lint environment, then recreate it: "
+        "tox -e lint --recreate --notest`, no `-m pip install` (red: pip's command, undone by tox)",
+        H + "test_interpreter_choice.py::test_a_tox_environment_without_pytest_is_refused_with_tox_s_own_remedy"),
     Row("environment", "mutharness installed as a tool (uv tool, pipx) beside a uv project (its .venv) and a tox project (.tox/py inside the repository)",
         "the uv project's .venv found and said; --python names the tox environment; the tests run there; neither environment nor tree gains anything",
         "exit 0, both mutations as expected; the same dist-infos and git status before and after",

@@ -21,6 +21,8 @@ import pytest
 from conftest import Completed, Project, create_venv, default_spec, git, install, pip
 from inproc import in_process
 
+from mutharness.runners.pytest.runner import install_remedy
+
 REPOSITORY = Path(__file__).resolve().parents[2]
 
 Cli = Callable[..., Completed]
@@ -388,3 +390,48 @@ def test_a_uv_environment_without_pytest_is_refused_with_uv_s_install_command(
     # uv's environments have no pip: its own command installs into them
     assert f'uv pip install --python {python} "pytest>=7.4"' in done.err, done.err
     assert "-m pip install" not in done.err
+
+
+def test_a_tox_environment_without_pytest_is_refused_with_tox_s_own_remedy(
+    make_project: Callable[..., Project], tox: Path, wheelhouse: Path, tmp_path: Path
+) -> None:
+    """pip into a tox environment is undone when tox recreates it: the remedy is its deps."""
+    project = make_project()
+    project.write("tox.ini", "[tox]\nenv_list = lint\n\n[testenv:lint]\nskip_install = true\n"
+                             "deps =\ncommands = python -c pass\n")
+    project.commit("a tox environment without pytest")
+    made = Made(project.root, project.root / ".tox" / "lint", (),
+                *_offline(wheelhouse, tmp_path))
+    created = _run([tox, "-e", "lint"], made)
+    assert created.returncode == 0, created.stdout + created.stderr
+    python = _python(made.environment)
+
+    done = in_process(project.root, "verify", "specs/calc.json", "--python", str(python))
+
+    assert done.code == 5, done.out + done.err
+    assert f"pytest not installed in {python}" in done.err
+    assert ('install (the environment is tox\'s lint): list "pytest>=7.4" in the deps of '
+            "tox's lint environment, then recreate it: tox -e lint --recreate --notest") \
+        in done.err, done.err
+    assert "-m pip install" not in done.err
+
+
+@pytest.mark.parametrize(("found", "remedy"), [
+    ({"has_pip": "yes", "made_by_uv": "", "made_by_tox": ""},
+     'install: PY -m pip install "pytest>=7.4"'),
+    ({"has_pip": "", "made_by_uv": "yes", "made_by_tox": ""},
+     'install (the environment is uv\'s): uv pip install --python PY "pytest>=7.4"'),
+    ({"has_pip": "", "made_by_uv": "", "made_by_tox": ""},
+     'install: PY -m ensurepip, then PY -m pip install "pytest>=7.4" (the environment has no '
+     "pip)"),
+    ({"has_pip": "yes", "made_by_uv": "", "made_by_tox": "py312"},
+     'install (the environment is tox\'s py312): list "pytest>=7.4" in the deps of tox\'s '
+     "py312 environment, then recreate it: tox -e py312 --recreate --notest"),
+    # a name no remedy repeats (a file's word, as written): pip's command instead
+    ({"has_pip": "yes", "made_by_uv": "", "made_by_tox": "x; rm -rf ~"},
+     'install: PY -m pip install "pytest>=7.4"'),
+], ids=["pip", "uv", "no-pip", "tox", "tox-name-no-shell-may-read"])
+def test_the_install_remedy_is_the_command_of_the_tool_that_made_the_environment(
+    found: dict[str, str], remedy: str
+) -> None:
+    assert install_remedy("PY", found) == remedy

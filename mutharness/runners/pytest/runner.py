@@ -738,14 +738,26 @@ try:
         out['made_by_uv'] = 'yes' if any(line.split('=')[0].strip() == 'uv' for line in cfg) else ''
 except OSError:
     out['made_by_uv'] = ''
+try:
+    with open(os.path.join(sys.prefix, '.tox-info.json'), encoding='utf-8') as info:
+        out['made_by_tox'] = str(json.load(info)['ToxEnv']['name'])
+except Exception:
+    out['made_by_tox'] = ''
 print(json.dumps(out))
 """
+
+_TOX_ENV = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # a name a remedy may repeat as given
 
 
 def install_remedy(python: str, found: Mapping[str, object]) -> str:
     """How to install pytest into `python`'s environment, as the tool that made it installs
-    (`found`: its probe's facts): uv's environments have no pip."""
+    (`found`: its probe's facts): uv's environments have no pip; tox's are remade from their
+    deps."""
     requirement = f'"pytest>={MIN_PYTEST}"'
+    tox = str(found.get("made_by_tox") or "")
+    if tox and _TOX_ENV.fullmatch(tox):  # pip's install would be undone as tox recreates it
+        return (f"install (the environment is tox's {tox}): list {requirement} in the deps of "
+                f"tox's {tox} environment, then recreate it: tox -e {tox} --recreate --notest")
     if found.get("made_by_uv"):
         return f"install (the environment is uv's): uv pip install --python {python} {requirement}"
     if found.get("has_pip") == "":
@@ -786,4 +798,4 @@ def probe_interpreter(python: str, probing: process.Started) -> dict[str, str]:
             remedy=install_remedy(python, found),
         )
     return {str(key): str(value) for key, value in found.items()
-            if key not in ("has_pip", "made_by_uv")}  # the remedy's facts, no versions
+            if key not in ("has_pip", "made_by_uv", "made_by_tox")}  # the remedy's, no versions
