@@ -49,7 +49,8 @@ Commit (specs included), stash, or pass `--allow-dirty`, which copies the change
 workspace and records them in the results. An untracked virtual environment (a directory
 holding a `pyvenv.cfg`, such as a `python -m venv .venv` that writes no `.gitignore`) and an
 untracked `node_modules` are environments, not changes: they are never counted, never copied,
-and the run's first lines say once that they were left out.
+and the run's first lines say once that they were left out. So are the evidence and reports a
+run wrote into the tree, while each holds the bytes the run wrote (edited, it is a change).
 """),
     "LockBusyError": Explanation(
         'Another run holds the lock',

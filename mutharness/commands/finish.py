@@ -54,14 +54,16 @@ def finish(
 
         try:
             written = write_documents(*documents)
-            console.line(f"evidence: {len(written)} document(s) in {evidence_dir}",
-                         "bright_black")
+            console.line(f"evidence: {len(written)} document(s) in {evidence_dir}"
+                         f"{_uncommitted(written)}", "bright_black")
         except MutharnessError as error:
             console.error(error)
             code = worse(code, error.exit_code)
     try:
-        for path in reports.write_rendered(rendered or []):
+        reported = reports.write_rendered(rendered or [])
+        for path in reported:
             console.line(f"report: {path}", "bright_black")
+        _remember(reported)
         github = GitHub.of(os.environ)
         if github is not None:
             for command in github.annotations(run):
@@ -76,6 +78,33 @@ def finish(
         code = worse(code, problem.exit_code)
     console.summary(run, run.results_path)
     return code
+
+
+def _remember(paths: tuple[Path, ...]) -> tuple[str, ...]:
+    """Record `paths`, written by this run, as its outputs (`repo.written`): the next run
+    leaves them out of the changes it refuses while they hold these bytes. The repo-relative
+    paths of those that differ from HEAD (none where no repository is here)."""
+    if not paths:
+        return ()
+    from mutharness.commands.prepare import open_repository
+    from mutharness.repo.written import remember
+
+    try:
+        source = open_repository()
+        inside = remember(source.root, source.ensure_run_dir(), paths)
+        return tuple(path for path in inside if (source.root / path).read_bytes()
+                     != source.committed_bytes(path))
+    except (MutharnessError, OSError):  # unrecorded, a file is a change, as any other
+        return ()
+
+
+def _uncommitted(paths: tuple[Path, ...]) -> str:
+    """What the evidence line adds: how many documents differ from HEAD, and what to do."""
+    changed = _remember(paths)
+    if not changed:
+        return ", as committed"
+    return (f", {len(changed)} of them new or changed: commit them with the change they prove "
+            "(a run leaves them out of the changes it refuses while they stay as written)")
 
 
 def worse(code: ExitCode, failure: ExitCode) -> ExitCode:

@@ -12,6 +12,7 @@ from typing import Any, TypeVar, cast
 
 from mutharness.errors import GitError
 from mutharness.paths import shown
+from mutharness.repo import written
 from mutharness.repo.files import write_atomic
 from mutharness.repo.git import GitInfo, call_git, repository_filters, run_git, switched_off
 
@@ -33,6 +34,8 @@ class SourceRepo:
         default_factory=dict, compare=False, hash=False, repr=False)
     # the untracked environments the last `changes` left out, each as the console names it
     _left_out: list[str] = field(default_factory=list, compare=False, hash=False, repr=False)
+    # the files the last `changes` left out as mutharness's own outputs (`repo.written`)
+    _outputs: list[str] = field(default_factory=list, compare=False, hash=False, repr=False)
 
     @property
     def neutral(self) -> tuple[str, ...]:
@@ -88,7 +91,8 @@ class SourceRepo:
         but the run directory's, the untracked bytecode a test run leaves in `__pycache__`
         (never a commit's, never read by a run: runs compile into their own cache) and what
         lies in an untracked environment (`environments`: a virtual environment, a
-        `node_modules`; never part of the project's tree, never in a workspace)."""
+        `node_modules`; never part of the project's tree, never in a workspace), and the
+        evidence and reports a run wrote while they hold its bytes (`outputs`)."""
         output = run_git(
             self.git, self.root,
             ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"],
@@ -96,22 +100,30 @@ class SourceRepo:
         )
         entries = [entry for entry in output.split("\0") if entry]
         found: dict[str, str | None] = {}
-        kept, environments = [], set()
+        kept, environments, outputs = [], set(), []
+        record = written.recorded(self.run_dir)
         for entry in entries:
             if entry[3:].startswith(f"{RUN_DIR}/") or _left_bytecode(entry):
                 continue
             place = _environment(self.root, entry, found)
-            if place is None:
-                kept.append(entry)
-            else:
+            if place is not None:
                 environments.add(place)
+            elif entry[:2] in _AS_WRITTEN and written.as_written(self.root, entry[3:], record):
+                outputs.append(entry[3:])
+            else:
+                kept.append(entry)
         self._left_out[:] = sorted(environments)
+        self._outputs[:] = sorted(outputs)
         return tuple(kept)
 
     def environments(self) -> tuple[str, ...]:
         """The untracked environments the last `changes` left out: each directory
         (`/`-separated, repo-relative), a virtual environment's followed by what it is."""
         return tuple(self._left_out)
+
+    def outputs(self) -> tuple[str, ...]:
+        """The files the last `changes` left out as a run's own outputs, as it wrote them."""
+        return tuple(self._outputs)
 
     def tracked(self) -> dict[str, str]:
         """Every path in HEAD's tree mapped to its git mode (exact case)."""
@@ -284,6 +296,9 @@ class SourceRepo:
                      for part in ("-c", f"{key}={found[key]}"))
 
 
+# the states of an entry a run's output may be in: new, changed, or staged as it is (its index
+# and working-tree bytes the same)
+_AS_WRITTEN = frozenset({"??", " M", "A ", "M "})
 VENV_MARKER = "pyvenv.cfg"  # what makes a directory a virtual environment (PEP 405)
 
 

@@ -270,6 +270,10 @@ class Console:
         if environments:
             self.line("left out (environments, not changes): "
                       + ", ".join(printable(place) for place in environments), "bright_black")
+        outputs = source.outputs()
+        if outputs:
+            self.line("left out (mutharness's own outputs, as it wrote them): "
+                      + ", ".join(map(printable, outputs)), "bright_black")
 
     def baseline_started(self, spec: Spec) -> None:
         if self.progress is not None:

@@ -750,3 +750,42 @@ def test_evidence_facts_do_not_change_with_the_name_the_same_interpreter_was_inv
         facts.append((out / "calc.json").read_bytes())
 
     assert facts[0] == facts[1]
+
+
+def test_evidence_a_run_wrote_is_said_uncommitted_and_left_out_of_the_next_run_while_as_written(
+    make_project: Callable[..., Project], cli: Callable[..., Completed]
+) -> None:
+    project = make_project()
+
+    first = cli(project.root, "verify", "specs/calc.json", "--evidence", "evidence",
+                "--summary", "summary.md")
+    again = cli(project.root, "verify", "specs/calc.json")
+    (project.root / "evidence" / "calc.md").write_text("# edited by hand\n", encoding="utf-8")
+    edited = cli(project.root, "verify", "specs/calc.json")
+
+    assert first.code == 0, first.out + first.err
+    assert ("evidence: 3 document(s) in evidence, 3 of them new or changed: commit them with "
+            "the change they prove") in first.out, first.out
+    # as written, they are the run's own outputs, not changes: the next run is not refused
+    assert again.code == 0, again.out + again.err
+    assert ("left out (mutharness's own outputs, as it wrote them): evidence/calc.json, "
+            "evidence/calc.md, evidence/index.md, summary.md") in again.out, again.out
+    # edited, a file is the user's change again
+    assert edited.code == 5, edited.out + edited.err
+    assert "1 uncommitted change(s)" in edited.err and "evidence/calc.md" in edited.err
+    assert "evidence/index.md" not in edited.err
+
+
+def test_evidence_equal_to_the_committed_documents_is_not_said_to_need_a_commit(
+    make_project: Callable[..., Project], cli: Callable[..., Completed]
+) -> None:
+    project = make_project()
+    first = cli(project.root, "verify", "specs/calc.json", "--evidence", "evidence")
+    assert first.code == 0, first.out + first.err
+    project.commit("the evidence")
+
+    done = cli(project.root, "verify", "specs/calc.json", "--evidence", "evidence")
+
+    assert done.code == 0, done.out + done.err
+    assert "evidence: 3 document(s) in evidence, as committed" in done.out, done.out
+    assert "left out" not in done.out

@@ -24,7 +24,7 @@ STARTERS = ("subprocess", "multiprocessing", "git", "mutharness.process", "mutha
 COMMAND_LAYER = ("mutharness.commands", "mutharness.cli")
 COMMANDS = {"verify": "verify", "baseline": "baseline", "redfirst": "redfirst",
             "suggest": "suggest", "merge": "merge", "render": "render", "check": "check",
-            "evidence-check": "evidence_check"}
+            "evidence-check": "evidence_check", "explain": "explain"}
 
 
 def _module_name(path: Path) -> str:
