@@ -36,7 +36,7 @@ class ExitCode(IntEnum):
 
     @property
     def meaning(self) -> str:
-        """What the code says, with its cases (the exit-code table of the README and the docs)."""
+        """What the code says, with its cases (the exit-code table of the docs)."""
         return _MEANINGS[self][1]
 
 
@@ -78,8 +78,8 @@ _MEANINGS: Final = MappingProxyType({
 
 
 def exit_codes_table() -> str:
-    """The exit-code table of the README and docs/exit-codes.md, made from `ExitCode` (a
-    test keeps both equal)."""
+    """The exit-code table of docs/exit-codes.md, made from `ExitCode` (a test keeps the page
+    equal to it)."""
     rows = [f"| {int(code)} | `{code.name}` | {code.meaning} |" for code in ExitCode]
     return "\n".join(["| code | name | meaning |", "| --- | --- | --- |", *rows])
 

@@ -162,10 +162,11 @@ PYTEST_RUNNER: Final = Option[str](
     "pytest-runner", Kind.TEXT, "forked",
     "How pytest runs each mutant. `forked`, the default (where fork exists): a server that "
     "has imported pytest, nothing of the project, forks a child per run, which imports the "
-    "project after the mutant was written and ends as a process ends; baselines in a new "
-    "interpreter, and a first forked run of each test set must give the same facts (start-up "
-    "code the server cannot vouch for, or a difference, makes every run a new interpreter, "
-    "with a note). `subprocess`: a new `python -m pytest` per run (elsewhere the default).",
+    "project after the mutant was written and ends as a process ends; a test set's "
+    "baselines run in a new interpreter until a first forked run of it gives the same facts "
+    "(start-up code the server cannot vouch for, or a difference, makes every run a new "
+    "interpreter, with a note). `subprocess`: a new `python -m pytest` per run (elsewhere "
+    "the default).",
     choices=("forked", "subprocess"), heading=Heading.PYTEST)
 PYTEST_ADDOPTS: Final = Option[str | None](
     "pytest-addopts", Kind.TEXT, None,
