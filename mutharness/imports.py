@@ -17,6 +17,7 @@ from typing import Any
 
 ERROR = "!error"  # the hook's own failures (see _startup.ERROR)
 HOOKED = "!hooked"  # lines before it: imported at start-up, before the hook (_startup.HOOKED)
+READ = "!read"  # a file of the workspace a process opened (_startup.READ)
 MAX_LOG_BYTES = 64 * 1024 * 1024  # a log bigger than this is read no further
 
 
@@ -39,6 +40,7 @@ class ImportRecord:
     sys_path: tuple[str, ...] = ()  # the pytest process's, at the end of the session
     errors: tuple[str, ...] = ()  # what the hook reported about itself
     processes: int = 0  # how many processes wrote a log
+    read: tuple[str, ...] = ()  # the files of the workspace any process opened
 
     def where(self, loaded: Loaded) -> str:
         """'the pytest process' or 'a child process (pid N)'."""
@@ -61,14 +63,15 @@ def _unescape(text: str) -> str:
     return "".join(out)
 
 
-def _read_log(path: Path) -> tuple[list[Loaded], list[str]]:
+def _read_log(path: Path) -> tuple[list[Loaded], list[str], list[str]]:
     loaded: list[Loaded] = []
     errors: list[str] = []
+    read: list[str] = []
     try:
         with path.open("rb") as handle:
             data = handle.read(MAX_LOG_BYTES)
     except OSError:
-        return loaded, errors
+        return loaded, errors, read
     hooked = False  # the file's first process writes its start-up lines, then HOOKED
     for raw in data.split(b"\n"):
         parts = os.fsdecode(raw).split("\t", 2)
@@ -79,20 +82,24 @@ def _read_log(path: Path) -> tuple[list[Loaded], list[str]]:
             errors.append(f"pid {pid}: {file}")
         elif module == HOOKED:
             hooked = True
+        elif module == READ:
+            read.append(file)
         else:
             loaded.append(Loaded(pid, module, file, early=not hooked))
-    return loaded, errors
+    return loaded, errors, read
 
 
 def read_record(directory: Path, probe: Mapping[str, Any]) -> ImportRecord:
     """The record of one run: the hook's logs in `directory` and the pytest probe's document."""
     loaded: list[Loaded] = []
     errors: list[str] = []
+    read: dict[str, None] = {}
     logs = sorted(directory.glob("*.log")) if directory.is_dir() else []
     for log in logs:
-        found, failed = _read_log(log)
+        found, failed, opened = _read_log(log)
         loaded += found
         errors += failed
+        read.update(dict.fromkeys(opened))
     pid = probe.get("pid")
     main_pid = pid if isinstance(pid, int) else None
     modules = probe.get("modules")
@@ -109,6 +116,7 @@ def read_record(directory: Path, probe: Mapping[str, Any]) -> ImportRecord:
         sys_path=tuple(str(entry) for entry in sys_path) if isinstance(sys_path, list) else (),
         errors=tuple(errors),
         processes=len(logs),
+        read=tuple(read),
     )
 
 
@@ -228,6 +236,14 @@ def loaded_file(record: ImportRecord, path: Path) -> bool:
     name = os.path.basename(wanted)  # `real` keeps a file's own name: no other name is it
     return any(os.path.normcase(os.path.basename(loaded.file)) == name
                and resolver.real(loaded.file) == wanted for loaded in record.loaded)
+
+
+def read_below(record: ImportRecord, root: Path) -> frozenset[str]:
+    """The repo-relative files under `root` any process of the run opened."""
+    resolver = _Resolver()
+    base = Path(os.path.realpath(root))
+    found = (_relative(resolver.real(file), base) for file in record.read)
+    return frozenset(relative for relative in found if relative is not None)
 
 
 def loaded_below(record: ImportRecord, root: Path) -> frozenset[tuple[str, str]]:

@@ -18,7 +18,7 @@ from mutharness.errors import (
     SpecProblem,
     WorkspaceError,
 )
-from mutharness.model.affected import Records, Selection, select
+from mutharness.model.affected import Record, Records, Selection, select
 from mutharness.model.rederive import Tree, TreeBytes
 from mutharness.model.results import (
     RunResult,
@@ -370,16 +370,22 @@ def last_runs(source: SourceRepo, directory: str, specs: Sequence[Spec]) -> Reco
     """Each spec's record of its last run: the files its evidence facts (HEAD's bytes) say
     its verdicts, count and red-first proof depended on; None where there is no such record."""
     from mutharness.reports.evidence import FACTS_SUFFIX  # Jinja2: only when --since is used
-    from mutharness.reports.staleness import parse_facts
+    from mutharness.reports.staleness import parse_facts, recorded_kinds
 
-    found: dict[str, frozenset[str] | None] = {}
+    found: dict[str, Record | None] = {}
     where = repo_path(directory)
     for spec in specs:
         name = f"{spec.id}{FACTS_SUFFIX}"
         data = source.committed_bytes(f"{where}/{name}") if where is not None else None
-        parsed = parse_facts(data.decode("utf-8", "replace"), name) if data else None
-        found[spec.id] = None if parsed is None or isinstance(parsed, str) else frozenset(
-            path for digests in parsed[1].values() for path in digests)
+        text = data.decode("utf-8", "replace") if data else ""
+        parsed = parse_facts(text, name) if data else None
+        if parsed is None or isinstance(parsed, str):
+            found[spec.id] = None
+            continue
+        kinds = recorded_kinds(text, spec.id)
+        found[spec.id] = Record(
+            frozenset(path for digests in parsed[1].values() for path in digests),
+            runner_kind(spec.runner).legacy if kinds is None else frozenset(kinds))
     return found
 
 

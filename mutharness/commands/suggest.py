@@ -165,7 +165,7 @@ def _recorded(source: SourceRepo, changed: Sequence[str], cli_options: Mapping[s
     records = last_runs(source, options[SINCE_RECORDS], specs)
     wanted = set(changed)
     return tuple(spec for spec in specs
-                 if (record := records.get(spec.id)) is not None and record & wanted)
+                 if (record := records.get(spec.id)) is not None and record.files & wanted)
 
 
 def _earlier(console: Console, out: Path) -> None:

@@ -109,6 +109,7 @@ class _SpecRun:
             self.depends_on, self.source_commit, stopped, self.session.tools_of(self.spec),
             self.pin, self.pin_depends_on, absent=self.absent, sources=self.sources,
             error_kind=error.kind if error else "",
+            recorded=tuple(sorted(runner_kind(self.spec.runner).records)),
         )
 
     def partial(self, why: str) -> SpecResult | None:

@@ -109,11 +109,26 @@ def shared_changes(
     return tuple(shared)
 
 
-Records = Mapping[str, frozenset[str] | None]
-"""Spec id -> the files its last recorded run depended on (None: it has no record)."""
+@dataclass(frozen=True)
+class Record:
+    """A spec's record of its last run: the files it depended on, and what kinds of use the
+    record lists ("imports": the files imported; "reads": every file of the checkout opened)."""
+
+    files: frozenset[str]
+    kinds: frozenset[str]
+
+    def speaks_for(self, path: str, modules: tuple[str, ...]) -> bool:
+        """Whether a file absent from the record was untouched by that run: always when it
+        recorded reads; a module (`modules`: its suffixes) when it recorded imports; else
+        nothing is known of it."""
+        return "reads" in self.kinds or ("imports" in self.kinds and path.endswith(modules))
 
 
-def _why(spec: Spec, changed: frozenset[str], recorded: frozenset[str] | None) -> str | None:
+Records = Mapping[str, Record | None]
+"""Spec id -> the record of its last run (None: it has no record)."""
+
+
+def _why(spec: Spec, changed: frozenset[str], recorded: Record | None) -> str | None:
     kind = runner_kind(spec.runner)
     if spec.path in changed:
         return "its spec file changed"
@@ -127,9 +142,14 @@ def _why(spec: Spec, changed: frozenset[str], recorded: frozenset[str] | None) -
             return f"target {mutation.file} changed"
     if recorded is None:
         return "no record of its last run: what its tests import is unknown"
-    hit = next((path for path in sorted(changed) if path in recorded), None)
+    hit = next((path for path in sorted(changed) if path in recorded.files), None)
     if hit is not None:
         return f"{hit}, which its last recorded run depended on, changed"
+    unknown = next((path for path in sorted(changed)
+                    if not recorded.speaks_for(path, kind.modules)), None)
+    if unknown is not None:  # the record cannot say the run never read it
+        return (f"{unknown} changed, and the record of its last run does not say whether "
+                "that run read it")
     return None
 
 
@@ -138,8 +158,9 @@ def select(
     records: Records,
 ) -> Selection:
     """The specs affected by `changed`: a spec whose JSON, a test file, a target or a file its
-    last recorded run depended on (an imported helper) changed, or that has no record; every
-    spec when shared test infrastructure changed."""
+    last recorded run depended on (an imported helper, a data file it read) changed, one whose
+    record cannot speak for a changed file, or that has no record; every spec when shared
+    test infrastructure changed."""
     shared = shared_changes(changed, specs, extra)
     paths = frozenset(changed)
     if shared:

@@ -80,6 +80,9 @@ class SpecResult:
     absent: tuple[str, ...] = ()  # paths where a new file would configure the run (none yet)
     sources: Mapping[str, str] = field(default_factory=dict)  # each mutated file's text, as run
     error_kind: str = ""  # the class of `error` (`MutharnessError.kind`)
+    # what `depends_on` records beyond the spec's own files (`RunnerKind.records`); None:
+    # a record older than this field
+    recorded: tuple[str, ...] | None = None
 
     @property
     def in_progress(self) -> bool:
@@ -267,6 +270,7 @@ def spec_json(result: SpecResult, timings: bool = True) -> dict[str, Any]:
         "declared": [_declared(mutation) for mutation in spec.mutations],
         "error": result.error,
         "error_kind": result.error_kind,
+        **({} if result.recorded is None else {"recorded": list(result.recorded)}),
         "stopped": result.stopped,
         "source_commit": result.source_commit,
         "depends_on": dict(sorted(result.depends_on.items())),
@@ -531,6 +535,7 @@ def _spec(reader: _Reader, texts: Mapping[str, str] | None) -> SpecResult:
         reader.text("stopped", ""), tools, pin, pin_depends, red_first,
         reader.texts("absent", ()), _sources(reader, texts),
         reader.text("error_kind", ""),  # older files: none
+        reader.texts("recorded") if "recorded" in reader.document else None,
     )
 
 

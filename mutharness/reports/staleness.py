@@ -100,6 +100,14 @@ def parse_facts(text: str, name: str) -> Facts | str:
     return commit, facts, tuple(spec.absent)
 
 
+def recorded_kinds(text: str, spec_id: str) -> tuple[str, ...] | None:
+    """What the record of spec `spec_id` in a facts file's `text` (`parse_facts` read it
+    whole) lists beyond the spec's own files (`SpecResult.recorded`); None: a record older
+    than that field."""
+    run = from_json(json.loads(text), spec_id)
+    return next(spec.recorded for spec in run.specs if spec.spec.id == spec_id)
+
+
 def check_document(path: Path, source: SourceRepo) -> Freshness:
     """Compare every digest recorded in one document with the working tree's bytes."""
     name = path.name

@@ -25,6 +25,12 @@ class RunnerKind:
     is_test_module: Callable[[str], bool]  # a path named as the runner's test files are
     config_inputs: Callable[[Sequence[str], frozenset[str]], tuple[str, ...]]  # conftest.py...
     config_candidates: Callable[[Sequence[str], frozenset[str]], tuple[str, ...]]  # ...could
+    # what a run's record of the files it depended on holds beyond the spec's own: the files it
+    # imported ("imports"), every file of the checkout it opened ("reads"); and before the
+    # results said so (`legacy`)
+    records: frozenset[str] = frozenset()
+    legacy: frozenset[str] = frozenset()
+    modules: tuple[str, ...] = ()  # the suffixes of the files an import record lists
 
 
 def _pytest_rows(versions: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
@@ -45,6 +51,8 @@ RUNNERS: Final[Mapping[str, RunnerKind]] = MappingProxyType({
     pytest.NAME: RunnerKind(
         pytest.NAME, pytest.entry_problem, pytest.entry_path, _pytest_rows, pytest.split_id,
         pytest.covers, pytest.is_test_module, pytest.config_inputs, pytest.config_candidates,
+        records=frozenset({"imports", "reads"}), legacy=frozenset({"imports"}),
+        modules=(".py",),
     ),
     node.NAME: RunnerKind(
         node.NAME, node.entry_problem, node.entry_path, _node_rows, node.split_id,

@@ -511,6 +511,11 @@ ROWS: tuple[Row, ...] = (
         "refused naming uv's own install command", "exit 5, `uv pip install --python ... \"pytest>=7.4\"`, no "
         "`-m pip install` (red: the pip command, which fails there)",
         H + "test_interpreter_choice.py::test_a_uv_environment_without_pytest_is_refused_with_uv_s_install_command"),
+    Row("environment", "--since after a commit that changes only a data file the target reads at import (no test imports it)",
+        "the spec is selected by the record of the files its run read, never `no spec is affected`",
+        "`src/rates.json, which its last recorded run depended on, changed`; --since and a full verify both exit 3 "
+        "(red: `no spec is affected`, exit 0)",
+        H + "test_baseline_command.py::test_since_selects_a_spec_whose_code_reads_a_data_file_at_import_that_changed"),
     Row("environment", "a real tox environment without pytest named by --python (tox remakes it from its deps)",
         "refused naming the deps of that tox environment and its recreate command",
         "exit 5, `list \"pytest>=7.4\" in the deps of tox's lint environment, then recreate it: "

@@ -326,6 +326,34 @@ def test_since_selects_a_spec_whose_target_imports_a_helper_that_changed(
     assert [spec["id"] for spec in results["specs"]] == ["calc"]
 
 
+def test_since_selects_a_spec_whose_code_reads_a_data_file_at_import_that_changed(
+    make_project: ProjectFactory, cli: Cli
+) -> None:
+    """A data file no test imports, read by the target at import: its change turns the suite
+    red, which `--since` must measure, never call unaffected."""
+    project = make_project(spec=default_spec(mutations=[LOW]))
+    project.write("src/rates.json", '{"floor": 0}\n')
+    project.write("src/calc.py", "import json\nfrom pathlib import Path\n\nFLOOR = json.loads("
+                  "(Path(__file__).parent / 'rates.json').read_text())['floor']\n\n"
+                  + (project.root / "src/calc.py").read_text()
+                  + "\n\ndef floor():\n    return FLOOR\n")
+    project.write("tests/test_floor.py",
+                  "from calc import floor\n\n\ndef test_floor():\n    assert floor() == 0\n")
+    project.spec("calc", default_spec(mutations=[LOW], expectBaselinePass=5,
+                                      tests=["tests/test_calc.py", "tests/test_floor.py"]))
+    project.commit("calc reads its rates at import")
+    base = recorded(project, in_process)
+    project.write("src/rates.json", '{"floor": 1}\n')
+    project.commit("only the data file changed")
+
+    since = cli(project.root, "verify", "--since", base)
+    everything = cli(project.root, "verify")
+
+    assert "no spec is affected" not in since.out, since.out
+    assert "src/rates.json, which its last recorded run depended on, changed" in since.out
+    assert (since.code, everything.code) == (3, 3), since.out + since.err
+
+
 def test_since_selects_a_spec_that_has_no_record_of_its_last_run(
     make_project: ProjectFactory
 ) -> None:

@@ -9,7 +9,7 @@ import pytest
 from madefacts import pytest_facts
 
 from mutharness.errors import ExitCode, SpecError
-from mutharness.model.affected import select
+from mutharness.model.affected import Record, select
 from mutharness.model.pins import Pin, PinState, exit_code
 from mutharness.model.redfirst import Pairing, RedFirst, pair
 from mutharness.model.skips import count_skips, parse_policy
@@ -205,7 +205,10 @@ SPECS = (
 )
 
 
-RECORDED = {"calc": frozenset({"src/calc.py", "src/helper.py"}), "other": frozenset()}
+EVERY_FILE = frozenset({"imports", "reads"})  # a record of imports and of every file opened
+RECORDED = {"calc": Record(frozenset({"src/calc.py", "src/helper.py", "src/rates.json"}),
+                           EVERY_FILE),
+            "other": Record(frozenset(), EVERY_FILE)}
 
 
 @pytest.mark.parametrize(("changed", "selected"), [
@@ -291,10 +294,38 @@ def test_since_compares_a_configured_path_with_git_s_paths_after_normalising_it(
 
 
 def test_since_selects_a_spec_without_a_record_of_its_last_run_whatever_changed() -> None:
-    chosen = select("main", "c" * 40, ("README.md",), SPECS, [], {"calc": frozenset()})
+    chosen = select("main", "c" * 40, ("README.md",), SPECS, [],
+                    {"calc": Record(frozenset(), EVERY_FILE)})
 
     assert [spec.id for spec in chosen.specs] == ["other"]
     assert "no record of its last run" in dict(chosen.reasons)["other"]
+
+
+@pytest.mark.parametrize(("kinds", "changed", "selected"), [
+    # a record of every file the run opened speaks for every file
+    (EVERY_FILE, "src/rates.json", ["calc"]),
+    (EVERY_FILE, "data/other.json", []),
+    (EVERY_FILE, "README.md", []),
+    # a record of imports alone (an older record) speaks for modules only
+    (frozenset({"imports"}), "src/rates.json", ["calc", "other"]),
+    (frozenset({"imports"}), "data/other.json", ["other"]),
+    (frozenset({"imports"}), "src/unrecorded.py", []),
+    # a record of no use (node's) speaks for no file it does not list
+    (frozenset(), "src/unrecorded.py", ["other"]),
+    (frozenset(), "README.md", ["other"]),
+], ids=["reads-a-read-file", "reads-an-unread-file", "reads-an-unrelated-file",
+        "imports-a-listed-data-file", "imports-a-data-file", "imports-an-unimported-module",
+        "nothing-a-module", "nothing-a-text"])
+def test_since_never_says_no_spec_is_affected_by_a_file_its_record_cannot_speak_for(
+    kinds: frozenset[str], changed: str, selected: list[str]
+) -> None:
+    records = {**RECORDED, "other": Record(frozenset(), kinds)}
+
+    chosen = select("main", "c" * 40, (changed,), SPECS, [], records)
+
+    assert [spec.id for spec in chosen.specs] == selected
+    if "other" in selected:
+        assert "does not say whether that run read it" in dict(chosen.reasons)["other"]
 
 
 @pytest.mark.parametrize(("log_tail", "free_bytes", "blames_space"), [

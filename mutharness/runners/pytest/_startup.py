@@ -23,6 +23,9 @@ entries and finders in place) and before the main module imports anything. Here 
   harness knows which copy of each file every process of the run loaded, children included
   (a script run by path, `python pkg/cli.py`, as `__main__`: logged at start-up, since the
   interpreter removes `__main__.__file__` once the script has run);
+* appends a line per file of the workspace the process opens (`READ`, from the audit event
+  `open`: a data file read at import, a fixture's file), so `--since` knows every file of
+  the checkout a run read, not only those it imported;
 * then runs the `sitecustomize` that this one shadows, if there is one.
 
 It runs in the tests' interpreter, which may be older than the harness's: Python 3.8 syntax,
@@ -46,6 +49,7 @@ IMPORTS = "MUTHARNESS_IMPORTS"
 ERROR = "!error"  # a log line's name field when the hook itself failed
 REGISTERED = "_mutharness_startup"  # this module's name in sys.modules, for the fork server
 HOOKED = "!hooked"  # the lines before this one list what start-up imported before the hook
+READ = "!read"  # a log line's name field for a file of the workspace the process opened
 
 
 def _escape(text: str) -> str:
@@ -245,6 +249,27 @@ class WorkspaceFirst:
         return None
 
 
+class _Reads:
+    """An audit hook: each file inside the workspace a process opens is logged once as read
+    (never raises; bytecode is no file of the checkout)."""
+
+    def __init__(self, root: str, log: _Log) -> None:
+        self.prefixes = tuple({os.path.normcase(os.path.join(place, "")) for place in
+                               (os.path.abspath(root), os.path.realpath(root))})
+        self.log = log
+
+    def __call__(self, event: str, args: Any) -> None:
+        if event != "open" or not args or isinstance(args[0], int):
+            return
+        try:
+            path = os.path.abspath(os.fsdecode(os.fspath(args[0])))
+            if (os.path.normcase(path).startswith(self.prefixes)
+                    and not path.endswith(".pyc")):
+                self.log.write(READ, path)
+        except Exception:  # an open is never failed over its record
+            return
+
+
 class _Refusing:
     """The path entry finder of a foreign directory: a module found there is refused."""
 
@@ -326,6 +351,7 @@ def install() -> _Log | None:
             if script is not None:  # its module loses `__file__` before atexit: say it now
                 log.write("__main__", script)
             atexit.register(log.modules)
+            sys.addaudithook(_Reads(os.environ.get(WORKSPACE_ROOT) or os.getcwd(), log))
         user, workspace = os.environ.get(USER_ROOT), os.environ.get(WORKSPACE_ROOT)
         if user and workspace:
             base = os.environ.get(WORKSPACE_BASE)

@@ -27,6 +27,7 @@ from mutharness.imports import (
     copies,
     loaded_below,
     loaded_file,
+    read_below,
     read_record,
     shadowed,
 )
@@ -80,6 +81,9 @@ class PytestFacts:
     # a run without a mutant: the (module, repo-relative file) pairs it loaded from the
     # workspace, as the results keep them (a -j worker proves its own workspace against them)
     modules: tuple[tuple[str, str], ...] | None = None
+    # a run without a mutant: the repo-relative files of the workspace it opened (a data file
+    # read at import, say), as the results keep them (what `--since` reads back)
+    read: tuple[str, ...] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The facts the results file keeps (a mutant's import record is summarised by
@@ -90,6 +94,8 @@ class PytestFacts:
             document["distributed"] = True
         if self.modules is not None:
             document["modules"] = [list(pair) for pair in self.modules]
+        if self.read is not None:
+            document["read"] = list(self.read)
         return document
 
     def inputs(self) -> tuple[str, ...]:
@@ -562,6 +568,7 @@ class PytestRunner:
                 config_file=_config_name(probe.get("inipath"), cwd),
                 distributed=bool(probe.get("distributed")),
                 modules=None if request.mutant else tuple(sorted(loaded_below(imports, cwd))),
+                read=None if request.mutant else tuple(sorted(read_below(imports, cwd))),
             ),
         )
 
@@ -603,8 +610,12 @@ class PytestRunner:
         return loaded_file(_imports(facts), path) if path.suffix == ".py" else None
 
     def imported(self, facts: RunFacts, root: Path) -> tuple[str, ...]:
-        """The files under `root` any process of the run imported, from the import record."""
-        return tuple(sorted({file for _, file in loaded_below(_imports(facts), root)}))
+        """The files under `root` any process of the run imported or opened (a data file
+        read at import), from the import record."""
+        extension = facts.extension
+        read = (extension.read if isinstance(extension, PytestFacts)
+                and extension.read is not None else read_below(_imports(facts), root))
+        return tuple(sorted({file for _, file in _modules(facts, root)} | set(read)))
 
 
 def _outputs(scratch: Path) -> dict[str, str]:
@@ -701,16 +712,20 @@ def _read_back(facts: RunFacts) -> RunFacts | None:
     recorded = facts.extension.to_json()
     exit_code, config, modules = (recorded.get("pytest_exit"), recorded.get("config_file"),
                                   recorded.get("modules"))
+    read = recorded.get("read")
     if (facts.runner != NAME or not isinstance(modules, list)
             or not all(isinstance(pair, list) and len(pair) == 2
                        and all(isinstance(part, str) for part in pair) for pair in modules)
             or not (exit_code is None or type(exit_code) is int)
-            or not (config is None or isinstance(config, str))):
+            or not (config is None or isinstance(config, str))
+            or not (read is None or (isinstance(read, list)
+                    and all(isinstance(file, str) for file in read)))):
         return None
     return replace(facts, extension=PytestFacts(
         pytest_exit=exit_code, config_file=config,
         distributed=recorded.get("distributed") is True,
         modules=tuple((module, file) for module, file in modules),
+        read=None if read is None else tuple(read),
     ))
 
 
