@@ -108,6 +108,12 @@ def test_a_stably_skipped_test_is_accepted_listed_and_not_counted_as_a_pass(
     evidence = (project.root.parent / "evidence/calc.md").read_text("utf-8")
     assert "## Skipped in the baseline" in evidence
     assert "`tests/test_calc.py::test_later`: skipped (needs numpy)" in evidence
+    # a list item a line each, and a blank line before the next heading
+    skipped = evidence.split("## Skipped in the baseline\n", 1)[1].split("\n## ", 1)[0]
+    assert [line for line in skipped.splitlines() if line.startswith("- ")] == [
+        "- `tests/test_calc.py::test_later`: skipped (needs numpy)",
+        "- `tests/test_calc.py::test_known_bug`: xfailed"], skipped
+    assert "xfailed\n\n## Verdicts" in evidence, skipped
 
 
 def test_a_mutant_that_fails_a_test_and_makes_another_skip_is_caught_by_the_failure(

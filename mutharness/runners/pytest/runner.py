@@ -379,7 +379,8 @@ class PytestRunner:
         """Use a fresh process per run from now on, and say why (once)."""
         if self.fallback is None:
             self.fallback = reason
-            self.note(f"pytest runs in a new interpreter per run from now on: {reason}")
+            self.note(f"pytest runs in a new interpreter per run for the rest of this verify: "
+                      f"{reason}")
         self._stop_server()
 
     def _launch(self) -> None:
