@@ -47,10 +47,15 @@ from `PATH`. Commit first; install a newer git; for dubious ownership, add the d
 the committed tree, so a result never silently depends on files that are not in the commit.
 Commit (specs included), stash, or pass `--allow-dirty`, which copies the changes into the
 workspace and records them in the results. An untracked virtual environment (a directory
-holding a `pyvenv.cfg`, such as a `python -m venv .venv` that writes no `.gitignore`) and an
-untracked `node_modules` are environments, not changes: they are never counted, never copied,
-and the run's first lines say once that they were left out. So are the evidence and reports a
-run wrote into the tree, while each holds the bytes the run wrote (edited, it is a change).
+holding a `pyvenv.cfg`, such as a `python -m venv .venv` that writes no `.gitignore`), an
+untracked `node_modules`, an install's metadata (an untracked `NAME.egg-info` directory holding
+a `PKG-INFO`, as setuptools' `pip install -e .` leaves it) and an untracked `.venv` file that
+names an environment (one line naming a directory that holds a `pyvenv.cfg`, relative to the
+root or absolute; a regular file of at most 512 bytes, never a link: the redirect file tox
+writes for an editable environment) are environments, not changes: they are never counted,
+never copied, and the run's first lines say once that they were left out. So are the evidence
+and reports a run wrote into the tree, while each holds the bytes the run wrote (edited, it is
+a change).
 """),
     "LockBusyError": Explanation(
         'Another run holds the lock',
@@ -65,7 +70,11 @@ a dead process is taken over at once.
 A tool or library that is missing or below its floor (`node 18.19.0 is older than 20`,
 `pytest 7.3.2 is older than 7.4`, a library under its security floor, an unusable `TMPDIR`),
 with the remedy on the next line. Exit 5. Install or upgrade what it names, or point at another
-with `--python` or `--node`.
+with `--python` or `--node`. When nothing chose the tests' interpreter (no `--python`, no active
+virtual environment, no usable `.venv`) and the one running mutharness (a tool install's) has
+no pytest, the remedy names the repository's environments to pass to `--python` (`--python
+.tox/py/bin/python (tox's py environment)`), or, with none, how to make the `.venv` mutharness
+then finds; never an install beside mutharness, whose environment is not the project's.
 """),
     "InputProblem": Explanation(
         'A file you named is not what the command needs',

@@ -22,6 +22,7 @@ from typing import Any, Final, Generic, TypeVar, cast
 
 from mutharness.errors import ConfigProblem
 from mutharness.paths import repo_path
+from mutharness.runners.node.rules import split_conditions
 
 CONFIG_FILE = "mutharness.toml"
 PYPROJECT = "pyproject.toml"
@@ -71,16 +72,18 @@ class Source(StrEnum):
     LAYOUT = "layout"  # where the specs are, found in the tree: the tree gives it again
     ACTIVE = "VIRTUAL_ENV"  # the tests' interpreter: the active virtual environment's
     DOTVENV = ".venv"  # the tests' interpreter: the repository's .venv
+    POINTED = ".venv file"  # the tests' interpreter: the environment a .venv redirect file names
     EXTENDED = "extended"  # the tests' interpreter: the environment `uv run --with` extends
 
 
 # values found where the run is, not given: no re-derive flag repeats them (the same commit,
 # or the re-deriver's own machine, gives them again)
 FOUND: Final = frozenset({Source.PACKAGE, Source.LAYOUT, Source.ACTIVE, Source.DOTVENV,
-                          Source.EXTENDED})
+                          Source.POINTED, Source.EXTENDED})
 _FOUND_INTERPRETER: Final = {
     Source.ACTIVE: "the active virtual environment, VIRTUAL_ENV",
     Source.DOTVENV: "the repository's .venv",
+    Source.POINTED: "the environment the repository's .venv file names",
     Source.EXTENDED: "the environment `uv run --with` extends",
 }
 
@@ -127,7 +130,8 @@ PYTHON: Final = Option[str | None](
     "python", Kind.PATH, None,
     "Interpreter that runs pytest (e.g. a project venv's python); it needs pytest 7.4 or "
     "newer, nothing else [default: the active virtual environment's (VIRTUAL_ENV), else "
-    "the repository's .venv, else the interpreter running mutharness].",
+    "the repository's .venv (a directory, or a file naming one, as tox writes it), else the "
+    "interpreter running mutharness].",
     heading=Heading.PYTEST)
 NODE: Final = Option[str](
     "node", Kind.PATH, "node",
@@ -210,7 +214,8 @@ NODE_REQUIRE: Final = Option[tuple[str, ...]](
     heading=Heading.NODE)
 NODE_OPTIONS: Final = Option[tuple[str, ...]](
     "node.options", Kind.TEXTS, (),
-    "Extra node options for every run, from a fixed allow-list (docs/node.md).",
+    "Extra node options for every run, from a fixed allow-list (docs/node.md), and export "
+    "conditions (`--conditions=NAME`, `-C NAME`) [default: the test script's conditions].",
     heading=Heading.NODE)
 NODE_CONCURRENCY: Final = Option[int](
     "node.concurrency", Kind.INT, 1,
@@ -703,10 +708,10 @@ _OPTION_NAME = re.compile(r"-[A-Za-z]|--[A-Za-z0-9][A-Za-z0-9_-]*")  # pytest's 
 def _item_problems(option: Option[Any], items: tuple[str, ...]) -> list[str]:
     """What is wrong with each item of a list option that takes only some values: node
     options off the allow-list, names pytest-drop-addopts cannot drop."""
-    if option is NODE_OPTIONS:
-        allowed = ", ".join(sorted(NODE_OPTIONS_ALLOWED))
-        return [f"{item!r} is not allowed (allowed: {allowed})" for item in items
-                if item not in NODE_OPTIONS_ALLOWED]
+    if option is NODE_OPTIONS:  # export conditions take any name (`--conditions=NAME`)
+        allowed = ", ".join([*sorted(NODE_OPTIONS_ALLOWED), "--conditions=NAME", "-C NAME"])
+        return [f"{item!r} is not allowed (allowed: {allowed})"
+                for item in split_conditions(items)[1] if item not in NODE_OPTIONS_ALLOWED]
     if option is PYTEST_DROP_ADDOPTS:
         return [f"{item!r} {problem}" for item in items if (problem := _not_droppable(item))]
     return []

@@ -8,11 +8,14 @@ import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from mutharness.environment import is_below
 from mutharness.errors import (
     DirtyTreeError,
+    EnvironmentProblem,
     MutharnessError,
     SpecError,
     SpecProblem,
@@ -50,7 +53,14 @@ from mutharness.options import (
 )
 from mutharness.paths import repo_path
 from mutharness.repo.git import configure_git, enclosing_worktrees
-from mutharness.repo.source import SourceRepo, open_source, status_paths
+from mutharness.repo.source import (
+    POINTER,
+    VENV_MARKER,
+    SourceRepo,
+    open_source,
+    status_paths,
+    venv_pointer,
+)
 from mutharness.repo.workspace import temp_directory
 from mutharness.runners.node import rules as node_rules
 from mutharness.runners.pytest import rules as pytest_rules
@@ -298,28 +308,114 @@ def package_preloads(source: SourceRepo, options: Options, specs: Sequence[Spec]
 
 
 def interpreter(source: SourceRepo, options: Options, specs: Sequence[Spec],
-                environ: Mapping[str, str]) -> Options:
+                environ: Mapping[str, str], start: Path) -> Options:
     """For pytest specs, when no setting names the tests' interpreter: the active virtual
-    environment's (VIRTUAL_ENV), else the repository's `.venv`, when it is not the one
-    running mutharness (a tool install: pipx, `uv tool`); when it is, and that is a `uv run
-    --with` overlay, the environment the overlay extends (the project's); else none (this
-    interpreter)."""
+    environment's (VIRTUAL_ENV), else the repository's `.venv` (a directory, else the
+    environment a `.venv` redirect file names: `venv_pointer`), when it is not the one running
+    mutharness (a tool install: pipx, `uv tool`); when it is, and that is a `uv run --with`
+    overlay, the environment the overlay extends (the project's); else none (this
+    interpreter). When none chose it and this interpreter lacks pytest, the run is refused
+    naming the repository's environments (`unready`): the environment of a tool install is
+    never the project's, and pytest installed there could not import the project."""
     if options.sources[PYTHON.name] is not Source.DEFAULT or not any(
             spec.runner == pytest_rules.NAME for spec in specs):
         return options
-    active = environ.get("VIRTUAL_ENV")
-    where, source_of = ((Path(active), Source.ACTIVE) if active
-                        else (source.root / ".venv", Source.DOTVENV))
+    named = _named(source.root, environ)
     own = Path(sys.prefix)
-    if where.resolve() == own.resolve():
+    if named is not None and named[0].resolve() == own.resolve():
         extended = _extended(own)
         if extended is None:
-            return options
-        where, source_of = extended, Source.EXTENDED
-    python = where / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
-    if not python.is_file():
-        return options
-    return options.taking({PYTHON.name: str(python)}, source_of)
+            return options  # the environment running mutharness is the one chosen
+        named = (extended, Source.EXTENDED)
+    if named is not None and python_in(named[0]).is_file():
+        return options.taking({PYTHON.name: str(python_in(named[0]))}, named[1])
+    if (problem := unready(source.root, start)) is not None:
+        raise problem
+    return options
+
+
+def _named(root: Path, environ: Mapping[str, str]) -> tuple[Path, Source] | None:
+    """The environment the rules name, and which rule: VIRTUAL_ENV, else the repository's
+    `.venv` directory, else the environment its `.venv` redirect file names (None: none)."""
+    active = environ.get("VIRTUAL_ENV")
+    if active:
+        return Path(active), Source.ACTIVE
+    if (root / POINTER).is_dir():
+        return root / POINTER, Source.DOTVENV
+    pointer = venv_pointer(root)
+    return None if pointer is None else (pointer.environment, Source.POINTED)
+
+
+def python_in(environment: Path) -> Path:
+    """A virtual environment's interpreter."""
+    return environment / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
+
+
+@dataclass(frozen=True)
+class Choice:
+    """An environment of the repository a user may name with `--python`."""
+
+    python: Path
+    what: str  # `tox's py environment`
+
+
+def repository_environments(root: Path) -> tuple[Choice, ...]:
+    """The repository's environments that hold an interpreter: its `.venv` directory, tox's
+    (`.tox/NAME`; its own dot-named ones, `.pkg`, aside) and the one a `.venv` redirect file
+    names; each once, the environment running mutharness aside."""
+    places = [(root / POINTER, "the repository's .venv")]
+    tox = root / ".tox"
+    if tox.is_dir():
+        places += [(place, f"tox's {place.name} environment") for place in sorted(tox.iterdir())
+                   if not place.name.startswith(".")]
+    pointer = venv_pointer(root)
+    if pointer is not None:
+        places.append((pointer.environment, "the environment the repository's .venv file names"))
+    seen = {Path(sys.prefix).resolve()}
+    found = []
+    for place, what in places:
+        if (place / VENV_MARKER).is_file() and python_in(place).is_file() \
+                and place.resolve() not in seen:
+            seen.add(place.resolve())
+            found.append(Choice(python_in(place), what))
+    return tuple(found)
+
+
+def unready(root: Path, start: Path) -> EnvironmentProblem | None:
+    """Why the interpreter running mutharness cannot run the tests when nothing chose another
+    (None: it can): no pytest, or one below the floor. It is this process's own interpreter,
+    so its pytest is looked up here, as its probe would find it. The remedy names the
+    repository's environments (`--python`, each path as typed from `start`), else makes the
+    `.venv` mutharness then finds; never an install beside mutharness."""
+    from mutharness.runners.pytest.runner import MIN_PYTEST  # only when nothing chose one
+
+    try:
+        found: str | None = version("pytest")
+    except PackageNotFoundError:
+        found = None
+    if found is not None and not is_below(found, MIN_PYTEST):
+        return None
+    whose = (f"{sys.executable}, the interpreter running mutharness (nothing chose another: no "
+             "active virtual environment, no usable .venv in the repository)")
+    what = (f"pytest not installed in {whose}" if found is None else
+            f"pytest {found} in {whose} is older than {MIN_PYTEST}, the oldest mutharness "
+            "supports")
+    choices = repository_environments(root)
+    if choices:
+        return EnvironmentProblem(what, "name the project's environment: " + ", or ".join(
+            f"--python {_typed(choice.python, root, start)} ({choice.what})"
+            for choice in choices))
+    return EnvironmentProblem(what, (
+        "create the project's environment, which mutharness then finds: python -m venv "
+        f"{_typed(root / POINTER, root, start)}, then "
+        f"{_typed(python_in(root / POINTER), root, start)} -m pip install -e "
+        f"{_typed(root, root, start)} pytest (or name one with --python)"))
+
+
+def _typed(path: Path, root: Path, start: Path) -> str:
+    """`path` as the user types it at `start`: relative when it is in the repository (`root`),
+    else absolute."""
+    return os.path.relpath(path, start) if path.is_relative_to(root) else str(path)
 
 
 def _extended(prefix: Path) -> Path | None:
@@ -411,7 +507,7 @@ def prepare(settings: Settings, environ: Mapping[str, str]) -> Prepared:
     )
     tracked = frozenset(modes)
     options = package_preloads(source, options, specs, included)
-    options = interpreter(source, options, specs, environ)
+    options = interpreter(source, options, specs, environ, start)
     selection = None
     if settings.since is not None:
         selection = since_selection(source, settings.since, specs, options, tracked)

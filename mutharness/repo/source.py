@@ -3,6 +3,7 @@ and history."""
 
 from __future__ import annotations
 
+import os
 import re
 import stat
 from collections.abc import Callable, Iterable
@@ -91,7 +92,8 @@ class SourceRepo:
         but the run directory's, the untracked bytecode a test run leaves in `__pycache__`
         (never a commit's, never read by a run: runs compile into their own cache) and what
         lies in an untracked environment (`environments`: a virtual environment, a
-        `node_modules`; never part of the project's tree, never in a workspace), and the
+        `node_modules`, an install's `NAME.egg-info`, the `.venv` redirect file naming an
+        environment; never part of the project's tree, never in a workspace), and the
         evidence and reports a run wrote while they hold its bytes (`outputs`)."""
         output = run_git(
             self.git, self.root,
@@ -118,7 +120,8 @@ class SourceRepo:
 
     def environments(self) -> tuple[str, ...]:
         """The untracked environments the last `changes` left out: each directory
-        (`/`-separated, repo-relative), a virtual environment's followed by what it is."""
+        (`/`-separated, repo-relative) or the `.venv` redirect file, followed by what it is
+        (a `node_modules` by nothing)."""
         return tuple(self._left_out)
 
     def outputs(self) -> tuple[str, ...]:
@@ -300,24 +303,91 @@ class SourceRepo:
 # and working-tree bytes the same)
 _AS_WRITTEN = frozenset({"??", " M", "A ", "M "})
 VENV_MARKER = "pyvenv.cfg"  # what makes a directory a virtual environment (PEP 405)
+POINTER = ".venv"  # at the root, a file: the redirect file of PEP 832 (a draft)
+POINTER_LIMIT = 512  # bytes: a redirect file holds one path, and a path is never longer here
+INSTALL_METADATA = "PKG-INFO"  # what makes a `NAME.egg-info` directory an install's metadata
+
+
+@dataclass(frozen=True)
+class Pointer:
+    """The repository's `.venv` redirect file: its line as written, the environment it names."""
+
+    line: str
+    environment: Path  # absolute (the root joined to a relative line), normalised
+
+
+def venv_pointer(root: Path) -> Pointer | None:
+    """The environment the repository's `.venv` file names, as tox (an editable environment)
+    and virtualenv write one (PEP 832, a draft): a regular file, never read through a link,
+    of at most `POINTER_LIMIT` bytes, one UTF-8 line (a line break after it aside) with no
+    surrounding whitespace, naming a directory that holds a `pyvenv.cfg`, relative to the
+    root (inside it or beside it, as tox and virtualenv write it) or absolute. None for
+    anything else, a `.venv` directory included."""
+    text = _pointer_text(root / POINTER)
+    if text is None:
+        return None
+    line = text.removesuffix("\n").removesuffix("\r")
+    if not line or line != line.strip() or line.splitlines() != [line] or "\0" in line:
+        return None
+    environment = Path(os.path.normpath(root / line))  # an absolute line replaces the root
+    if not (environment / VENV_MARKER).is_file():
+        return None
+    return Pointer(line, environment)
+
+
+def _pointer_text(path: Path) -> str | None:
+    """A redirect file's text: a regular file's (opened without following a link, and
+    without waiting on a FIFO swapped in), at most `POINTER_LIMIT` bytes of UTF-8."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) \
+        | getattr(os, "O_BINARY", 0)
+    try:
+        if not stat.S_ISREG(path.lstat().st_mode):
+            return None
+        with os.fdopen(os.open(path, flags), "rb") as file:
+            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                return None
+            data = file.read(POINTER_LIMIT + 1)
+    except OSError:
+        return None
+    try:
+        return data.decode("utf-8") if len(data) <= POINTER_LIMIT else None
+    except UnicodeDecodeError:
+        return None
 
 
 def _environment(root: Path, entry: str, found: dict[str, str | None]) -> str | None:
-    """The untracked environment an untracked `entry` lies in (None: none), as the console
-    names it: the nearest directory above it that holds a `pyvenv.cfg` (`DIR (a virtual
-    environment)`), or is a `node_modules` (`found` keeps what each directory was found to
-    be, so each is looked at once)."""
+    """The untracked environment an untracked `entry` is or lies in (None: none), as the
+    console names it: the root's `.venv` redirect file (`.venv (points at LINE)`:
+    `venv_pointer`), or the nearest directory above it that holds a `pyvenv.cfg` (`DIR (a
+    virtual environment)`), is a `node_modules`, or is a `NAME.egg-info` holding a `PKG-INFO`
+    (`DIR (an install's metadata)`, as setuptools' `pip install -e .` leaves it beside the
+    package) (`found` keeps what each directory was found to be, so each is looked at
+    once)."""
     if not entry.startswith("?? "):
         return None
+    if entry[3:] == POINTER:
+        pointer = venv_pointer(root)
+        return None if pointer is None else f"{POINTER} (points at {pointer.line})"
     parts = entry[3:].rstrip("/").split("/")
     for depth in range(1, len(parts)):
         place = "/".join(parts[:depth])
         if place not in found:
-            found[place] = (
-                f"{place} (a virtual environment)" if (root / place / VENV_MARKER).is_file()
-                else place if parts[depth - 1] == "node_modules" else None)
+            found[place] = _kind(root, place, parts[depth - 1])
         if found[place] is not None:
             return found[place]
+    return None
+
+
+def _kind(root: Path, place: str, name: str) -> str | None:
+    """What the untracked directory `place` (its last part `name`) is, as the console names
+    it (None: none of the environments a run leaves out)."""
+    if (root / place / VENV_MARKER).is_file():
+        return f"{place} (a virtual environment)"
+    if name == "node_modules":
+        return place
+    metadata = root / place / INSTALL_METADATA
+    if name.endswith(".egg-info") and metadata.is_file() and not metadata.is_symlink():
+        return f"{place} (an install's metadata)"
     return None
 
 

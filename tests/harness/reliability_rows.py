@@ -507,6 +507,65 @@ ROWS: tuple[Row, ...] = (
         "with notes.txt beside them, exit 5 naming 1 change (red: 13 changes, exit 5)",
         H + "test_interpreter_choice.py::"
         "test_a_venv_and_node_modules_nothing_ignores_are_environments_not_changes_and_said_once"),
+    Row("environment", "an untracked `NAME.egg-info/` holding a PKG-INFO (as setuptools' `pip install -e .` leaves it), "
+        "and a `notes.egg-info/` without one",
+        "an install's metadata, not a change: never counted or copied, said once; the directory without a PKG-INFO "
+        "still a change",
+        "exit 0 with `left out (environments, not changes): src/calc.egg-info (an install's metadata)`; with "
+        "notes.egg-info/notes.txt, exit 5 naming 1 change (red: 4 changes, exit 5)",
+        H + "test_interpreter_choice.py::test_an_install_s_egg_info_is_no_change_but_a_stray_file_still_is"),
+    Row("environment", "a real setuptools (84.2) `pip install -e . pytest` into a `python -m venv .venv` nothing ignores, "
+        "then a tool install's `mutharness verify` with no flag",
+        "verified on the first try: the .venv and src/calc.egg-info left out, the .venv's interpreter chosen and said",
+        "exit 0, both mutations as expected; tree and .venv unchanged (red: exit 5, the 4 egg-info files named as "
+        "changes); no build/ is written (only setuptools' opt-in editable_mode=strict writes one)",
+        H + "test_first_try.py::"
+        "test_a_pip_project_with_an_editable_install_in_a_venv_nothing_ignores_verifies_first_time"),
+    Row("environment", "an untracked `.venv` file naming an environment (`.tox/py`, as tox writes it; an absolute path "
+        "outside the repository)",
+        "an environment pointer, not a change: left out and said once; its environment runs the tests when nothing "
+        "else chose one, said, no re-derive flag",
+        "exit 0 with `.venv (points at .tox/py)` and `(the environment the repository's .venv file names; --python "
+        "chooses another)`; results' source `.venv file` (red: exit 5, `?? .venv`)",
+        H + "test_interpreter_choice.py::"
+        "test_a_venv_file_naming_an_environment_chooses_its_interpreter_and_is_no_change"),
+    Row("environment", "a `.venv` file that names no environment: a symlink to a pointer, two lines, over 512 bytes, a "
+        "directory without pyvenv.cfg, not UTF-8, empty, whitespace around the path",
+        "still an uncommitted change, and no interpreter chosen by it",
+        "exit 5 naming `?? .venv` alone; with --allow-dirty, no `the tests run with` note (a reader that follows links "
+        "and takes the first line accepted 4 of the 7: the symlink, two lines, over 512 bytes, the whitespace)",
+        H + "test_interpreter_choice.py::test_a_venv_file_that_names_no_environment_is_a_change_and_chooses_nothing"),
+    Row("environment", "getting-started's tox recipe (`[testenv:mutation]`, `package = editable`, pytest and mutharness "
+        "in its deps) in a real tox 4.67 project whose `py` environment is built or editable",
+        "`tox -e mutation` verifies on the first try; tox's `.venv` file left out",
+        "exit 0 both ways; tree and both environments unchanged (red: the built copy refused, exit 3, "
+        "InstalledCopyError; then `?? .venv`, exit 5)",
+        H + "test_first_try.py::test_a_tox_project_verifies_first_time_in_its_editable_mutation_environment"),
+    Row("environment", "a tool install's `mutharness verify` with no flag in a real tox project with `package = editable` "
+        "(tox writes `.venv` naming `.tox/py`; no .venv directory)",
+        "the tests run with .tox/py's interpreter, said; the `.venv` file left out",
+        "exit 0, both mutations as expected; tree and .tox/py unchanged (red: exit 5, `?? .venv`)",
+        H + "test_first_try.py::"
+        "test_a_tool_install_with_no_flag_runs_the_tests_in_the_tox_environment_the_venv_file_names"),
+    Row("environment", "a tool install's `mutharness verify` with no flag in a real tox project whose environments tox "
+        "built (no .venv of any kind; no pytest in the tool's environment)",
+        "refused naming tox's environment for --python; never an install into mutharness's own environment",
+        "exit 5, `--python .tox/py/bin/python (tox's py environment)`, no `-m pip install`; tree and .tox/py "
+        "unchanged (red: `<the tool's python> -m pip install \"pytest>=7.4\"`)",
+        H + "test_first_try.py::test_a_tool_install_with_no_flag_beside_a_built_tox_environment_is_refused_naming_it"),
+    Row("environment", "a tool install (no pytest) that nothing chose an interpreter for, beside `.tox/py`, `.tox/lint` "
+        "and tox's own `.tox/.pkg`",
+        "refused naming each environment of the repository as a --python choice, tox's own aside",
+        "exit 5, `--python .tox/lint/bin/python (tox's lint environment), or --python .tox/py/bin/python (tox's py "
+        "environment)`; .pkg not named; no `-m pip install` (red: the tool's pip command)",
+        H + "test_interpreter_choice.py::"
+        "test_a_tool_install_that_nothing_chose_and_lacks_pytest_names_the_repository_s_environments"),
+    Row("environment", "a tool install (no pytest) run in a subdirectory of a project with no environment at all",
+        "refused saying how to make the .venv mutharness then finds, in paths that work there",
+        "exit 5, `python -m venv ../.venv, then ../.venv/bin/python -m pip install -e .. pytest`, the only pip "
+        "command (red: the tool's own `-m pip install`)",
+        H + "test_interpreter_choice.py::"
+        "test_a_tool_install_that_nothing_chose_and_lacks_pytest_says_how_to_make_the_environment"),
     Row("environment", "a real uv-made environment without pytest named by --python (uv's venvs have no pip)",
         "refused naming uv's own install command", "exit 5, `uv pip install --python ... \"pytest>=7.4\"`, no "
         "`-m pip install` (red: the pip command, which fails there)",

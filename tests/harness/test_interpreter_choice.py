@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from conftest import Completed, Project, create_venv, default_spec, git, install, pip
+from filelock import FileLock
 from inproc import in_process
 
 from mutharness.runners.pytest.runner import install_remedy
@@ -116,13 +117,153 @@ def test_python_named_on_the_command_line_wins_over_a_repository_venv(
     assert "the tests run with" not in done.err
 
 
+POINTER_SAID = "(the environment the repository's .venv file names; --python chooses another)"
+
+
+def _tox_like(project: Project, make_venv: Callable[..., Any], name: str = "py") -> Any:
+    """A real venv holding the project's module at `.tox/NAME`, where tox keeps its
+    environments (with tox's own `.gitignore` of `*`)."""
+    venv = make_venv(f"tox-{name}")
+    _own(venv)
+    (project.root / ".tox").mkdir(exist_ok=True)
+    (project.root / ".tox" / ".gitignore").write_text("*\n", "utf-8")
+    venv.root.rename(project.root / ".tox" / name)
+    return replace(venv, root=project.root / ".tox" / name,
+                   python=project.root / ".tox" / name / venv.python.relative_to(venv.root))
+
+
+@pytest.mark.parametrize("where", ["inside", "outside"])
+def test_a_venv_file_naming_an_environment_chooses_its_interpreter_and_is_no_change(
+    make_project: Callable[..., Project], make_venv: Callable[..., Any], cli: Cli,
+    tmp_path: Path, where: str,
+) -> None:
+    """A PEP 832 redirect file, `.venv`, untracked: one line naming an environment, relative
+    to the repository root as tox writes it (`.tox/py`), or absolute, outside the
+    repository."""
+    project = _project(make_project)  # its .gitignore names the directory `.venv/` alone
+    if where == "inside":
+        venv, line = _tox_like(project, make_venv), ".tox/py"
+    else:
+        venv = make_venv("elsewhere")
+        _own(venv)
+        line = str(venv.root)
+    (project.root / ".venv").write_text(f"{line}\n", "utf-8")
+
+    done = cli(project.root, "verify", "specs/calc.json", env=_environment())
+
+    assert done.code == 0, done.out + done.err
+    assert f"mutharness: note: the tests run with {venv.python} {POINTER_SAID}" in done.err
+    assert f"left out (environments, not changes): .venv (points at {line})\n" in done.out
+    results = json.loads((project.root / ".mutharness/results.json").read_text("utf-8"))
+    assert results["settings"]["sources"]["python"] == ".venv file"
+    assert "--python" not in " ".join(results["settings"]["rederive_flags"])
+
+
+NO_POINTERS = {  # `.venv` files that name no environment: each stays a change
+    "a symlink to a pointer": None,
+    "two lines": b".tox/py\n.tox/py\n",
+    "over 512 bytes": b"./" * 300 + b".tox/py\n",
+    "a directory without pyvenv.cfg": b"src\n",
+    "not UTF-8": b".tox/p\xffy\n",
+    "empty": b"",
+    "whitespace around the path": b" .tox/py\n",
+}
+
+
+@pytest.mark.parametrize("content", NO_POINTERS.values(), ids=list(NO_POINTERS))
+def test_a_venv_file_that_names_no_environment_is_a_change_and_chooses_nothing(
+    make_project: Callable[..., Project], make_venv: Callable[..., Any], cli: Cli,
+    tmp_path: Path, content: bytes | None,
+) -> None:
+    project = _project(make_project)
+    _tox_like(project, make_venv)  # what a pointer would name is there
+    pointer = project.root / ".venv"
+    if content is None:  # never read through a link, whatever it leads to
+        (tmp_path / "pointer").write_bytes(b".tox/py\n")
+        pointer.symlink_to(tmp_path / "pointer")
+    else:
+        pointer.write_bytes(content)
+
+    refused = cli(project.root, "verify", "specs/calc.json", env=_environment())
+    dirty = cli(project.root, "verify", "specs/calc.json", "--allow-dirty", env=_environment())
+
+    assert refused.code == 5, refused.out + refused.err
+    assert "1 uncommitted change(s)" in refused.err and "?? .venv\n" in refused.err, refused.err
+    assert "the tests run with" not in dirty.err, dirty.err
+
+
+def test_an_install_s_egg_info_is_no_change_but_a_stray_file_still_is(
+    make_project: Callable[..., Project], cli: Cli
+) -> None:
+    """setuptools' `pip install -e .` writes `NAME.egg-info/` (PKG-INFO, SOURCES.txt...)
+    beside the package, untracked; a directory so named without a PKG-INFO is no install's."""
+    project = make_project()
+    for name in ("PKG-INFO", "SOURCES.txt", "top_level.txt"):
+        project.write(f"src/calc.egg-info/{name}", "Metadata-Version: 2.4\nName: calc\n")
+    project.write("notes.egg-info/notes.txt", "mine\n")
+    refused = cli(project.root, "verify", "specs/calc.json", env=_environment())
+    (project.root / "notes.egg-info" / "notes.txt").unlink()
+
+    done = cli(project.root, "verify", "specs/calc.json", env=_environment())
+
+    assert refused.code == 5, refused.out + refused.err
+    assert "1 uncommitted change(s)" in refused.err and "notes.egg-info/notes.txt" in refused.err
+    assert done.code == 0, done.out + done.err
+    assert ("left out (environments, not changes): src/calc.egg-info (an install's metadata)\n"
+            in done.out), done.out
+
+
+@pytest.mark.parametrize("tool_install", ["pipx"], indirect=True)
+def test_a_tool_install_that_nothing_chose_and_lacks_pytest_names_the_repository_s_environments(
+    make_project: Callable[..., Project], make_venv: Callable[..., Any], tool_install: Path
+) -> None:
+    """A tool install (no pytest in its environment) at the root of a project with no active
+    environment, no `.venv`, and tox's environments (`.tox/.pkg` is tox's packaging one)."""
+    project = _project(make_project)
+    _tox_like(project, make_venv, "py")
+    _tox_like(project, make_venv, "lint")
+    _tox_like(project, make_venv, ".pkg")
+
+    done = subprocess.run([str(tool_install), "verify"], cwd=project.root, env=_environment(),
+                          capture_output=True, text=True)
+
+    assert done.returncode == 5, done.stdout + done.stderr
+    assert "pytest not installed in" in done.stderr and "the interpreter running mutharness" \
+        in done.stderr, done.stderr
+    for name in ("lint", "py"):
+        python = _python(Path(".tox") / name)
+        assert f"--python {python} (tox's {name} environment)" in done.stderr, done.stderr
+    assert ".pkg" not in done.stderr
+    assert "-m pip install" not in done.stderr, done.stderr  # never into mutharness's own
+
+
+@pytest.mark.parametrize("tool_install", ["pipx"], indirect=True)
+def test_a_tool_install_that_nothing_chose_and_lacks_pytest_says_how_to_make_the_environment(
+    make_project: Callable[..., Project], tool_install: Path
+) -> None:
+    """As above, in a project with no environment at all: the remedy makes the `.venv`
+    mutharness then finds (run in a subdirectory: its paths work from there)."""
+    project = make_project()
+
+    done = subprocess.run([str(tool_install), "verify"], cwd=project.root / "tests",
+                          env=_environment(), capture_output=True, text=True)
+
+    assert done.returncode == 5, done.stdout + done.stderr
+    python = _python(Path("..") / ".venv")
+    assert (f"python -m venv {Path('..') / '.venv'}, then {python} -m pip install -e .. pytest"
+            in done.stderr), done.stderr
+    assert done.stderr.count("-m pip install") == 1, done.stderr  # never into mutharness's own
+
+
 @pytest.fixture(scope="session")
 def wheel(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path) -> Path:
     """This repository built into a wheel, as a user installs it (its build backend from the
-    wheelhouse)."""
+    wheelhouse). The build writes into the repository's own `build/`: one build at a time
+    (each xdist worker's session makes its own wheel)."""
     dist = tmp_path_factory.mktemp("dist")
-    pip("wheel", "--quiet", "--no-deps", "--no-index", "--find-links", wheelhouse,
-        "--wheel-dir", dist, REPOSITORY)
+    with FileLock(tmp_path_factory.getbasetemp().parent / "mutharness-wheel.lock"):
+        pip("wheel", "--quiet", "--no-deps", "--no-index", "--find-links", wheelhouse,
+            "--wheel-dir", dist, REPOSITORY)
     [built] = dist.glob("mutharness-*.whl")
     return built
 
