@@ -18,6 +18,7 @@ from typing import Any
 ERROR = "!error"  # the hook's own failures (see _startup.ERROR)
 HOOKED = "!hooked"  # lines before it: imported at start-up, before the hook (_startup.HOOKED)
 READ = "!read"  # a file of the workspace a process opened (_startup.READ)
+SPAWN = "!spawn"  # a program that is not Python a process started (_startup.SPAWN)
 MAX_LOG_BYTES = 64 * 1024 * 1024  # a log bigger than this is read no further
 
 
@@ -41,6 +42,7 @@ class ImportRecord:
     errors: tuple[str, ...] = ()  # what the hook reported about itself
     processes: int = 0  # how many processes wrote a log
     read: tuple[str, ...] = ()  # the files of the workspace any process opened
+    spawned: tuple[str, ...] = ()  # the programs, not Python, any process started
 
     def where(self, loaded: Loaded) -> str:
         """'the pytest process' or 'a child process (pid N)'."""
@@ -63,15 +65,16 @@ def _unescape(text: str) -> str:
     return "".join(out)
 
 
-def _read_log(path: Path) -> tuple[list[Loaded], list[str], list[str]]:
+def _read_log(path: Path) -> tuple[list[Loaded], list[str], list[str], list[str]]:
     loaded: list[Loaded] = []
     errors: list[str] = []
     read: list[str] = []
+    spawned: list[str] = []
     try:
         with path.open("rb") as handle:
             data = handle.read(MAX_LOG_BYTES)
     except OSError:
-        return loaded, errors, read
+        return loaded, errors, read, spawned
     hooked = False  # the file's first process writes its start-up lines, then HOOKED
     for raw in data.split(b"\n"):
         parts = os.fsdecode(raw).split("\t", 2)
@@ -84,9 +87,11 @@ def _read_log(path: Path) -> tuple[list[Loaded], list[str], list[str]]:
             hooked = True
         elif module == READ:
             read.append(file)
+        elif module == SPAWN:
+            spawned.append(file)
         else:
             loaded.append(Loaded(pid, module, file, early=not hooked))
-    return loaded, errors, read
+    return loaded, errors, read, spawned
 
 
 def read_record(directory: Path, probe: Mapping[str, Any]) -> ImportRecord:
@@ -94,12 +99,14 @@ def read_record(directory: Path, probe: Mapping[str, Any]) -> ImportRecord:
     loaded: list[Loaded] = []
     errors: list[str] = []
     read: dict[str, None] = {}
+    spawned: dict[str, None] = {}
     logs = sorted(directory.glob("*.log")) if directory.is_dir() else []
     for log in logs:
-        found, failed, opened = _read_log(log)
+        found, failed, opened, started = _read_log(log)
         loaded += found
         errors += failed
         read.update(dict.fromkeys(opened))
+        spawned.update(dict.fromkeys(started))
     pid = probe.get("pid")
     main_pid = pid if isinstance(pid, int) else None
     modules = probe.get("modules")
@@ -117,6 +124,7 @@ def read_record(directory: Path, probe: Mapping[str, Any]) -> ImportRecord:
         errors=tuple(errors),
         processes=len(logs),
         read=tuple(read),
+        spawned=tuple(spawned),
     )
 
 

@@ -90,6 +90,7 @@ class _SpecRun:
         self.pin_depends_on: dict[str, str] = {}
         self.pin: Pin | None = None
         self.absent: tuple[str, ...] = ()  # where a new file would configure the run
+        self.recorded: tuple[str, ...] = ()  # what `depends_on` lists of the run's own use
         self.source_commit = ""
         self.sources: dict[str, str] = {}  # the spec's targets' texts, before any mutation
 
@@ -109,7 +110,7 @@ class _SpecRun:
             self.depends_on, self.source_commit, stopped, self.session.tools_of(self.spec),
             self.pin, self.pin_depends_on, absent=self.absent, sources=self.sources,
             error_kind=error.kind if error else "",
-            recorded=tuple(sorted(runner_kind(self.spec.runner).records)),
+            recorded=self.recorded,
         )
 
     def partial(self, why: str) -> SpecResult | None:
@@ -170,6 +171,8 @@ class _SpecRun:
 
     def _depend(self, facts: RunFacts | None) -> None:
         self.depends_on, self.pin_depends_on = self.dependencies(facts)
+        self.recorded = (() if facts is None else
+                         tuple(sorted(self.lab.runner_for(self.spec).records(facts))))
         self.source_commit = self.session.plan.source.last_commit_touching(
             path for path in self.depends_on if path in self.session.plan.tracked
         )
@@ -251,6 +254,7 @@ class _SpecRun:
         self.pin = pin
         self.depends_on, self.pin_depends_on = dict(part.depends_on), dict(part.pin_depends_on)
         self.source_commit, self.absent = part.source_commit, part.absent
+        self.recorded = part.recorded or ()
         return True
 
     def _logged(self, stopped: SpecStopped) -> MutharnessError:

@@ -257,8 +257,14 @@ class Runner(Protocol):
         ...
 
     def imported(self, facts: RunFacts, root: Path) -> tuple[str, ...]:
-        """The files under `root` (repo-relative) any process of the run imported (none
-        when this runner cannot tell)."""
+        """The files under `root` (repo-relative) any process of the run imported or read
+        (none when this runner cannot tell)."""
+        ...
+
+    def records(self, facts: RunFacts) -> frozenset[str]:
+        """What `imported` lists of the run's use of the checkout: the files it imported
+        ("imports"), every file it opened ("reads"); none where the run did what no record
+        sees (started a program the runner cannot follow)."""
         ...
 
     def close(self) -> None: ...

@@ -25,10 +25,8 @@ class RunnerKind:
     is_test_module: Callable[[str], bool]  # a path named as the runner's test files are
     config_inputs: Callable[[Sequence[str], frozenset[str]], tuple[str, ...]]  # conftest.py...
     config_candidates: Callable[[Sequence[str], frozenset[str]], tuple[str, ...]]  # ...could
-    # what a run's record of the files it depended on holds beyond the spec's own: the files it
-    # imported ("imports"), every file of the checkout it opened ("reads"); and before the
-    # results said so (`legacy`)
-    records: frozenset[str] = frozenset()
+    # what a record of a run made before the results said what it lists held beyond the
+    # spec's own files (`Runner.records`): the files it imported ("imports")
     legacy: frozenset[str] = frozenset()
     modules: tuple[str, ...] = ()  # the suffixes of the files an import record lists
 
@@ -51,7 +49,7 @@ RUNNERS: Final[Mapping[str, RunnerKind]] = MappingProxyType({
     pytest.NAME: RunnerKind(
         pytest.NAME, pytest.entry_problem, pytest.entry_path, _pytest_rows, pytest.split_id,
         pytest.covers, pytest.is_test_module, pytest.config_inputs, pytest.config_candidates,
-        records=frozenset({"imports", "reads"}), legacy=frozenset({"imports"}),
+        legacy=frozenset({"imports"}),
         modules=(".py",),
     ),
     node.NAME: RunnerKind(

@@ -29,6 +29,7 @@ from mutharness.runners.base import (
 )
 from mutharness.runners.node.events import NodeEvents, read_events
 from mutharness.runners.node.linger import Lingered, read_lingering
+from mutharness.runners.node.loads import LoadRecord, read_loads
 from mutharness.runners.node.rules import NAME
 from mutharness.runners.sandbox import sandboxed
 
@@ -37,6 +38,9 @@ EVENTS = "MUTHARNESS_NODE_EVENTS"  # where the reporter writes its records (see 
 REPORTER = "_reporter.mjs"
 LINGER = "MUTHARNESS_NODE_LINGER"  # where the linger watch writes its records
 WATCH = "_linger.mjs"  # preloaded into every test file's process (see the watch)
+LOADS = "MUTHARNESS_NODE_LOADS"  # where each node process of a run logs its loads and reads
+LOADS_ROOT = "MUTHARNESS_NODE_ROOT"  # the workspace: only its files are recorded
+RECORDER = ("_loads.mjs", "_loads_hooks.mjs")  # preloaded through NODE_OPTIONS (see the preload)
 PROBE_TIMEOUT_S = 60.0
 # Inherited as they are: what finds programs and what Windows needs to start a process at all.
 KEPT = frozenset({
@@ -64,11 +68,14 @@ class NodeFacts:
     diagnostics: Mapping[str, int] = field(default_factory=dict)  # "tests 5", "pass 3"...
     lingered: tuple[Lingered, ...] = ()  # files that outlived their last test
     concurrency: int = 1  # test files node ran at once
-
+    # which files of the workspace each test file's processes loaded and read (None: no
+    # record); the results keep a baseline's (`keep_loads`), a mutant's says `loaded`
+    loads: LoadRecord | None = None
+    keep_loads: bool = True
 
     def to_json(self) -> dict[str, Any]:
-        """Everything: it is small."""
-        return {
+        """Everything but a mutant's load record: it is small."""
+        document: dict[str, Any] = {
             "node_version": self.node_version,
             "file_failures": list(self.file_failures),
             "silent_files": list(self.silent_files),
@@ -79,6 +86,12 @@ class NodeFacts:
             "lingered": [entry.to_json() for entry in self.lingered],
             "concurrency": self.concurrency,
         }
+        if self.loads is not None and self.keep_loads:
+            document["loads"] = {
+                test_file: {"loaded": sorted(use.loaded), "read": sorted(use.read),
+                            "spawned": list(use.spawned), "partial": list(use.partial)}
+                for test_file, use in self.loads.files.items()}
+        return document
 
     def inputs(self) -> tuple[str, ...]:
         """node reads no configuration file of its own (package.json is known statically)."""
@@ -266,12 +279,20 @@ class NodeRunner:
             *tests,
         ]
 
-    def environment(self, scratch: Path, events: Path, lingering: Path) -> dict[str, str]:
+    def environment(self, scratch: Path, events: Path, lingering: Path,
+                    cwd: Path | None = None) -> dict[str, str]:
         """The run's environment: the platform's minimum, private temp and home, the events
-        file for the reporter, the linger watch's file."""
+        file for the reporter, the linger watch's file; with the workspace `cwd`, the load
+        record's preload for every node process the run starts (NODE_OPTIONS, which nothing
+        of the user's environment sets here) and where it writes."""
         env = sandboxed(child_environment(self.environ), scratch, self.isolation)
         env[EVENTS] = str(events)
         env[LINGER] = str(lingering)
+        if cwd is not None:
+            (scratch / "loads").mkdir(exist_ok=True)
+            env[LOADS] = str(scratch / "loads")
+            env[LOADS_ROOT] = str(cwd)
+            env["NODE_OPTIONS"] = f"--import={(scratch / RECORDER[0]).as_uri()}"
         return env
 
     def run(self, request: RunRequest) -> RunFacts:
@@ -284,13 +305,13 @@ class NodeRunner:
     def _run(self, request: RunRequest, concurrency: int) -> RunFacts:
         scratch = request.scratch
         shipped = resources.files("mutharness.runners.node")
-        for name in (REPORTER, WATCH):
+        for name in (REPORTER, WATCH, *RECORDER):
             (scratch / name).write_bytes(shipped.joinpath(name).read_bytes())
         events_path, lingering = scratch / "events.jsonl", scratch / "linger.jsonl"
         result = process.run(
             self.argv(request.tests, scratch / REPORTER, scratch / "reporter.out",
                       scratch / WATCH, concurrency),
-            cwd=request.cwd, env=self.environment(scratch, events_path, lingering),
+            cwd=request.cwd, env=self.environment(scratch, events_path, lingering, request.cwd),
             log_path=scratch / "node.log", timeout_s=request.timeout_s,
         )
         events = read_events(events_path, request.cwd)
@@ -318,7 +339,8 @@ class NodeRunner:
             extension=NodeFacts(
                 events.node_version, events.file_failures, events.silent_files,
                 events.unreported, events.suite_failures, events.summary, events.diagnostics,
-                lingered, concurrency,
+                lingered, concurrency, read_loads(scratch / "loads", request.cwd),
+                keep_loads=not request.mutant,
             ),
             route="concurrent" if concurrency > 1 else "",
         )
@@ -331,9 +353,32 @@ class NodeRunner:
         return None
 
     def loaded(self, facts: RunFacts, path: Path) -> bool | None:
-        """node does not record which files it loaded."""
-        return None
+        """Whether any process of the run loaded or read the mutated file at `path` (None
+        where the record cannot tell: none, or a process started a program no hook sees)."""
+        loads = _loads(facts)
+        if loads is None:
+            return None
+        try:
+            relative = path.resolve().relative_to(Path(loads.root).resolve()).as_posix()
+        except ValueError:
+            return None
+        used = relative in loads.used()
+        return True if used else (False if loads.whole else None)
 
     def imported(self, facts: RunFacts, root: Path) -> tuple[str, ...]:
-        """node does not record which files it loaded: none known."""
-        return ()
+        """The files of the workspace any process of the run loaded or read."""
+        loads = _loads(facts)
+        return () if loads is None else tuple(sorted(loads.used()))
+
+    def records(self, facts: RunFacts) -> frozenset[str]:
+        """Imports and reads, where every process recorded both and started no other program."""
+        loads = _loads(facts)
+        return RECORDS if loads is not None and loads.whole else frozenset()
+
+
+RECORDS = frozenset({"imports", "reads"})
+
+
+def _loads(facts: RunFacts) -> LoadRecord | None:
+    extension = facts.extension
+    return extension.loads if isinstance(extension, NodeFacts) else None

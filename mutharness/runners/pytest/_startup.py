@@ -25,7 +25,8 @@ entries and finders in place) and before the main module imports anything. Here 
   interpreter removes `__main__.__file__` once the script has run);
 * appends a line per file of the workspace the process opens (`READ`, from the audit event
   `open`: a data file read at import, a fixture's file), so `--since` knows every file of
-  the checkout a run read, not only those it imported;
+  the checkout a run read, not only those it imported, and a line per program that is not
+  Python it starts (`SPAWN`: what that program reads, no hook sees);
 * then runs the `sitecustomize` that this one shadows, if there is one.
 
 It runs in the tests' interpreter, which may be older than the harness's: Python 3.8 syntax,
@@ -50,6 +51,7 @@ ERROR = "!error"  # a log line's name field when the hook itself failed
 REGISTERED = "_mutharness_startup"  # this module's name in sys.modules, for the fork server
 HOOKED = "!hooked"  # the lines before this one list what start-up imported before the hook
 READ = "!read"  # a log line's name field for a file of the workspace the process opened
+SPAWN = "!spawn"  # a log line's name field for a program it started that is not Python
 
 
 def _escape(text: str) -> str:
@@ -259,15 +261,40 @@ class _Reads:
         self.log = log
 
     def __call__(self, event: str, args: Any) -> None:
+        if event in _STARTS:
+            self.started(event, args)
+            return
         if event != "open" or not args or isinstance(args[0], int):
             return
         try:
             path = os.path.abspath(os.fsdecode(os.fspath(args[0])))
             if (os.path.normcase(path).startswith(self.prefixes)
-                    and not path.endswith(".pyc")):
+                    and not path.endswith(".pyc") and os.path.isfile(path)):
                 self.log.write(READ, path)
         except Exception:  # an open is never failed over its record
             return
+
+
+    def started(self, event: str, args: Any) -> None:
+        """A program a process starts: logged unless it is Python (which this hook follows)."""
+        try:
+            program = args[1] if event == "os.spawn" else args[0]  # os.spawn's mode first
+            if event == "subprocess.Popen" and program is None:
+                program = args[1] if isinstance(args[1], (str, bytes)) else args[1][0]
+            if event == "os.system":
+                program = os.fsdecode(program).split()[0] if program else ""
+            name = os.path.basename(os.fsdecode(os.fspath(program)))
+            if not (name.lower().startswith("python") or name in _READS_NO_FILE
+                    or os.fsdecode(os.fspath(program)) == sys.executable):
+                self.log.write(SPAWN, name)
+        except Exception:  # a start is never failed over its record
+            return
+
+
+# programs that read no file of a checkout: `platform` asks `uname -p` for the processor
+_READS_NO_FILE = frozenset({"uname"})
+# the audit events of a process starting a program, the program first in their arguments
+_STARTS = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn"})
 
 
 class _Refusing:

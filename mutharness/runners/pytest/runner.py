@@ -610,6 +610,11 @@ class PytestRunner:
         """Whether any process of the run imported the mutated `.py` file."""
         return loaded_file(_imports(facts), path) if path.suffix == ".py" else None
 
+    def records(self, facts: RunFacts) -> frozenset[str]:
+        """Imports and every file opened, unless a process started a program that is not
+        Python (what it reads, no hook sees): then the imports alone."""
+        return frozenset({"imports"} if _imports(facts).spawned else {"imports", "reads"})
+
     def imported(self, facts: RunFacts, root: Path) -> tuple[str, ...]:
         """The files under `root` any process of the run imported or opened (a data file
         read at import), from the import record."""

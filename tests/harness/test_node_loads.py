@@ -1,0 +1,106 @@
+"""The node load record: which files of the checkout each test file's processes loaded and
+read (ES modules, CommonJS, fs reads, node children), and what `--since` and `loaded` make of
+it, with real `node --test` runs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import Completed, Project, git
+
+pytestmark = pytest.mark.skipif(shutil.which("node") is None,
+                                reason="node is not installed (.ci/run installs it)")
+
+Cli = Callable[..., Completed]
+
+RATES = """\
+import fs from 'node:fs';
+export const rates = JSON.parse(fs.readFileSync(new URL('./rates.json', import.meta.url)));
+export function add(x, y) { return x + y; }
+"""
+TWICE = """\
+exports.twice = (x) => 2 * x;
+"""
+TEST_A = """\
+import test from 'node:test';
+import assert from 'node:assert';
+import { add, rates } from '../lib/a.mjs';
+test('adds', () => { assert.equal(add(1, 2), 3); assert.equal(rates.floor, 0); });
+"""
+TEST_B = """\
+const test = require('node:test');
+const assert = require('node:assert');
+const { spawnSync } = require('node:child_process');
+test('twice, in a node child', () => {
+  const code = "process.exit(require('./lib/b.cjs').twice(2))";
+  const child = spawnSync(process.execPath, ['-e', code]);
+  assert.equal(child.status, 4);
+});
+"""
+
+
+def _project(root: Path) -> Project:
+    root.mkdir()
+    git(root, "init", "-q")
+    project = Project(root)
+    project.write("package.json", json.dumps({"name": "loads", "private": True}))
+    project.write("lib/a.mjs", RATES)
+    project.write("lib/rates.json", '{"floor": 0}\n')
+    project.write("lib/b.cjs", TWICE)
+    project.write("lib/unused.mjs", "export const never = 1;\n")
+    project.write("test/a.test.mjs", TEST_A)
+    project.write("test/b.test.cjs", TEST_B)
+    project.write("README.md", "loads\n")
+    project.spec("loads", {"tests": ["test/a.test.mjs", "test/b.test.cjs"],
+                           "expectBaselinePass": 2, "mutations": [
+        {"name": "add subtracts", "file": "lib/a.mjs", "anchor": "x + y", "replacement": "x - y"},
+        {"name": "twice triples (in a node child)", "file": "lib/b.cjs", "anchor": "2 * x",
+         "replacement": "3 * x"},
+        {"name": "code no test loads", "file": "lib/unused.mjs", "anchor": "= 1",
+         "replacement": "= 2", "expectCaught": False},
+    ]})
+    project.commit("a node project whose code reads a data file at import")
+    return project
+
+
+def test_each_test_file_s_loads_and_reads_are_recorded_children_included(
+    tmp_path: Path, git_home: Path, cli: Cli
+) -> None:
+    project = _project(tmp_path / "repo")
+
+    done = cli(project.root, "verify", "--evidence", "evidence")
+
+    assert done.code == 0, done.out + done.err
+    [spec] = json.loads((project.root / "evidence/loads.json").read_text("utf-8"))["specs"]
+    loads = spec["baseline"]["runner_facts"]["loads"]
+    assert loads["test/a.test.mjs"]["loaded"] == ["lib/a.mjs", "test/a.test.mjs"]
+    assert loads["test/a.test.mjs"]["read"] == ["lib/rates.json"]
+    assert "lib/b.cjs" in loads["test/b.test.cjs"]["loaded"]  # by its node child
+    assert spec["recorded"] == ["imports", "reads"]
+    assert "lib/rates.json" in spec["depends_on"] and "README.md" not in spec["depends_on"]
+    loaded = [mutation["loaded"] for mutation in spec["mutations"]]
+    assert loaded == [True, True, False]  # the last: code no process loaded
+
+
+def test_since_follows_a_node_spec_s_record_to_a_data_file_and_past_a_readme(
+    tmp_path: Path, git_home: Path, cli: Cli
+) -> None:
+    project = _project(tmp_path / "repo")
+    assert cli(project.root, "verify", "--evidence", "evidence").code == 0
+    project.commit("evidence")
+    base = git(project.root, "rev-parse", "HEAD").strip()
+    project.write("README.md", "loads, documented\n")
+    project.commit("the readme")
+    readme = cli(project.root, "check", "--since", base)
+    project.write("lib/rates.json", '{"floor": 1}\n')
+    project.commit("the data file")
+
+    data = cli(project.root, "verify", "--since", base)
+
+    assert "no spec is affected" in readme.out, readme.out
+    assert "lib/rates.json, which its last recorded run depended on, changed" in data.out
+    assert data.code == 3, data.out + data.err  # the suite is red now: measured, not skipped
