@@ -96,9 +96,12 @@ option that fails a subset of the suite).
         'The workspace could not be built or kept',
         """\
 The disposable checkout could not be made, restored or verified, or a run wrote into your
-installed `node_modules` through the workspace's links; the paths follow. Exit 5. Free disk
-space or fix permissions under `TMPDIR`; for a write into installed packages, stop the test
-from writing there (a cache directory inside `node_modules/.cache` stays in the workspace).
+installed `node_modules` through the workspace's links (or into a package linked there from
+outside your repository, `npm link` or a `file:` dependency beside it: named with the
+directory it is in); the paths follow. Exit 5. Free disk space or fix permissions under
+`TMPDIR`; for a write into installed packages, stop the test from writing there (a cache
+directory inside `node_modules/.cache` stays in the workspace) and restore what it wrote (a
+linked package is restored where it lives, not by `npm ci`).
 """),
     "OSProblem": Explanation(
         'An operation of the machine failed',

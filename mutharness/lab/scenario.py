@@ -135,6 +135,7 @@ def _request(scenario: Scenario, workspace: Workspace) -> RunRequest:
         first_failure=scenario.first_failure, mutant=scenario.kind is Kind.MUTANT,
         fresh=scenario.fresh,
         mutants=len(scenario.spec.mutations) if scenario.kind is Kind.PROOF else 0,
+        mutated=(scenario.mutation.file,) if scenario.mutation is not None else (),
     )
 
 

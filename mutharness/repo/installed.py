@@ -6,7 +6,7 @@ import os
 import stat
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from mutharness.digest import file_digest, stat_signatures
@@ -29,6 +29,9 @@ class Installed:
 
     where: str
     signatures: Mapping[str, tuple[int, ...]]  # (relative path) -> stat signature
+    # a link (relative path) there to a directory outside the repository -> that directory,
+    # whose entries `signatures` holds below the link's path (a run writes through it too)
+    outside: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def relative(self) -> str:
@@ -40,10 +43,48 @@ def _beside(where: str) -> str:
     return f"{where}/{NODE_MODULES}" if where else NODE_MODULES
 
 
+def _outside(user_root: Path, directory: Path,
+             signatures: Mapping[str, tuple[int, ...]]) -> dict[str, str]:
+    """The links among `signatures` (under `directory`) to a directory outside the user's
+    repository (`npm link`, a `file:` dependency beside it): link -> its real path. One that
+    holds the repository itself (a link to a directory above it) is left out: the repository
+    is checked as a tree of its own."""
+    root = Path(os.path.realpath(user_root))
+    found: dict[str, str] = {}
+    for key, signature in signatures.items():
+        if signature[0] != stat.S_IFLNK:
+            continue
+        link = directory.joinpath(*key.split("/"))
+        try:  # one into `directory` (pnpm's) reaches what is recorded there, or another link
+            if Path(os.path.normpath(link.parent / os.readlink(link))).is_relative_to(directory):
+                continue
+        except OSError:
+            continue
+        target = Path(os.path.realpath(link))
+        if (target.is_dir() and not target.is_relative_to(root)
+                and not root.is_relative_to(target)):
+            found[key] = str(target)
+    return found
+
+
+def _signatures(user_root: Path, where: str,
+                outside: Mapping[str, str]) -> dict[str, tuple[int, ...]]:
+    """Every entry of the user's `node_modules` beside `where` by its stat, and every entry
+    of each directory outside the repository a link there points at, below the link's path."""
+    signatures = stat_signatures(user_root.joinpath(*_beside(where).split("/")))
+    for key, target in outside.items():
+        signatures.update((f"{key}/{below}", signature)
+                          for below, signature in stat_signatures(Path(target)).items())
+    return signatures
+
+
 def record(user_root: Path, where: str) -> Installed:
     """What the user's packages beside `where` are now (`stat_signatures`: a run's writes
-    through a link show there), taken once, when first linked."""
-    return Installed(where, stat_signatures(user_root.joinpath(*_beside(where).split("/"))))
+    through a link show there), with the packages linked there from outside the repository,
+    taken once, when first linked."""
+    directory = user_root.joinpath(*_beside(where).split("/"))
+    outside = _outside(user_root, directory, stat_signatures(directory))
+    return Installed(where, _signatures(user_root, where, outside), outside)
 
 
 def _manifest_directories(paths: Iterable[str]) -> list[str]:
@@ -131,9 +172,16 @@ def describe(checkout: Path) -> str:
 def changed(user_root: Path, installed: Installed) -> tuple[str, ...]:
     """The paths (repo-relative) under the user's `node_modules` that differ from when it was
     linked: written through a link by a run, or by anything else meanwhile (a directory only
-    when nothing below it is named: it changed with its entries)."""
-    now = stat_signatures(user_root.joinpath(*installed.relative.split("/")))
+    when nothing below it is named: it changed with its entries); one in a package linked from
+    outside the repository with the directory it is in."""
+    now = _signatures(user_root, installed.where, installed.outside)
     before = installed.signatures
     keys = {key for key in {*before, *now} if before.get(key) != now.get(key)}
     above = {key.rsplit("/", depth)[0] for key in keys for depth in range(1, key.count("/") + 1)}
-    return tuple(sorted(f"{installed.relative}/{key}" for key in keys if key not in above))
+
+    def named(key: str) -> str:
+        link = next((link for link in installed.outside if key.startswith(f"{link}/")), None)
+        where = "" if link is None else f" (in {installed.outside[link]}, outside the repository)"
+        return f"{installed.relative}/{key}{where}"
+
+    return tuple(sorted(named(key) for key in keys if key not in above))

@@ -182,6 +182,7 @@ class RunRequest:
     mutant: bool = False  # a mutant's run: only its tests' outcomes decide, not their reports
     fresh: str = ""  # why it never takes a fast route (a fast run's confirmation)
     mutants: int = 0  # a proof's: how many mutant runs of these tests follow
+    mutated: tuple[str, ...] = ()  # a mutant's: the repo-relative files it changed
 
 
 @dataclass(frozen=True)

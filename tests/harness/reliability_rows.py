@@ -496,6 +496,58 @@ ROWS: tuple[Row, ...] = (
     Row("node", "a mutant whose run at --node-concurrency 2 gives no verdict (a file fails to load)",
         "judged by a run one file at a time", "mutant-1-fresh.log kept; its facts say concurrency 1",
         H + "test_node_concurrency.py::test_a_mutant_that_gives_no_verdict_at_once_is_judged_by_a_run_one_file_at_a_time"),
+    Row("node", "a package.json test script whose --import names a package `imports` subpath "
+        "(`node --test --import=#setup test/*.test.js # the suite`), no config file",
+        "the preload taken (a # inside a word is no comment; one starting a word still is): the "
+        "baseline green, the mutants caught",
+        "exit 0, `--import #setup` said, 3 CAUGHT (before: the preload dropped, the baseline red, "
+        "exit 3)",
+        H + "test_node_script.py::test_a_preload_named_by_a_package_imports_subpath_in_the_test_script_is_not_a_comment"),
+    Row("node", "a TypeScript suite with no loader on node 20 (no type stripping)",
+        "refused naming node's cause from the log and the remedies that work on that node",
+        "exit 3; `TypeError [ERR_UNKNOWN_FILE_EXTENSION]: Unknown file extension \".ts\" for "
+        "test/clamp.test.ts; remedy: node 20.20.2 strips no TypeScript types: preload a loader "
+        "... or run node 22.18+ or 23.6+` (before: node's last lines, `'test failed'`)",
+        H + "test_node_load_causes.py::test_a_typescript_suite_on_a_node_without_type_stripping_names_the_cause_and_a_loader"),
+    Row("node", "a package declared and locked but never installed (no node_modules), ESM and "
+        "CommonJS, on node 20, 22 and 24",
+        "refused naming the missing package, the module that imports it and the install the "
+        "lockfile gives",
+        "exit 3; `Error [ERR_MODULE_NOT_FOUND]` / `Error [MODULE_NOT_FOUND]` 'is-number' from "
+        "lib/tally.js, `npm ci installs package-lock.json's`; no workspace path shown",
+        H + "test_node_load_causes.py::test_a_package_that_is_not_installed_is_named_with_the_install_that_fits"),
+    Row("node", "export conditions (`--conditions development`, `--conditions=development`, "
+        "`-C development`) in the test script, and in [node] options in each form",
+        "carried to every test file's process: the package's `development` export (src/) runs, "
+        "not its build",
+        "both files' mutants CAUGHT on node 20, 22 and 24; the script's said once (before: the "
+        "config refused, exit 2; the script's dropped, both SURVIVED)",
+        H + "test_node_conditions.py::test_the_export_conditions_reach_every_test_file_on_each_node"),
+    Row("node", "an error a timer throws after a file's last test (a test's timer, and one of no "
+        "test), on node 20, 22 and 24",
+        "what node reports (one pass, one fail): a failure of that file's test node names, else "
+        "its last test; CAUGHT where the baseline passed",
+        "both mutants CAUGHT by the named test and the file's last test (before: UNTRUSTWORTHY, "
+        "`collection error`)",
+        H + "test_node_runner.py::test_an_error_a_timer_throws_after_a_file_s_last_test_fails_that_file_as_node_says"),
+    Row("node", "a project's unref'd timer that checks after the last test while a leaked server "
+        "holds the process (the timer closes it, or not), on node 20, 22 and 24",
+        "the file is not let end before the timer fires, as plain node keeps it running: the "
+        "check's failure counted",
+        "CAUGHT in both files; the one left open let end after it with (open: Server, unref'd "
+        "Timeout) (before: released at 0.2 s, SURVIVED)",
+        H + "test_node_linger.py::test_an_unref_d_timer_another_handle_keeps_waiting_runs_before_the_file_is_let_end"),
+    Row("node", "an installed package's own 5 s unref'd timer in a file that leaks a server",
+        "not waited for (a package's housekeeping, as node's own): released as before",
+        "released in under 2 s, (open: Server), CAUGHT",
+        H + "test_node_linger.py::test_an_installed_package_s_unref_d_timer_is_not_waited_for"),
+    Row("node", "a test that writes into a package node_modules links to outside the repository "
+        "(a `file:../outside` dependency npm installed as a link)",
+        "an error naming the file and the directory it is in (exit 5), as for any installed "
+        "package",
+        "exit 5; `node_modules/outside/touched.txt (in .../outside, outside the repository)` on "
+        "stderr and in the results (before: exit 0, nothing named)",
+        H + "test_node_installed.py::test_a_run_that_writes_into_a_package_linked_from_outside_the_repository_is_an_error"),
     Row("environment", "untracked __pycache__/*.pyc a test run by hand left (no .gitignore for it)",
         "no change of the measured tree: verify runs; anything else in __pycache__ still refused",
         "exit 0; with notes.txt beside it, exit 5 naming notes.txt alone",
@@ -570,6 +622,16 @@ ROWS: tuple[Row, ...] = (
         "refused naming uv's own install command", "exit 5, `uv pip install --python ... \"pytest>=7.4\"`, no "
         "`-m pip install` (red: the pip command, which fails there)",
         H + "test_interpreter_choice.py::test_a_uv_environment_without_pytest_is_refused_with_uv_s_install_command"),
+    Row("node", "a node spec: a test file's code reads a data file at import, one test file starts a node child, one a program that is not node",
+        "each test file's loads and reads are recorded (ES modules, CommonJS, fs, node children); a mutant runs only the files that loaded or read its file, and every file whose processes started another program",
+        "`loads` in the baseline's facts; each mutant's `subset` (ran, stood); verdicts and counts as whole runs give them "
+        "(red: no record, every file run)",
+        H + "test_node_loads.py::test_a_node_mutant_runs_only_the_test_files_that_loaded_or_read_its_file"),
+    Row("node", "--since after a node spec's README or its data file changed",
+        "the README selects nothing; the data file selects the spec, which is measured",
+        "`no spec is affected`, then `lib/rates.json, which its last recorded run depended on, changed`, exit 3 "
+        "(red: the data file selected nothing, node recorded no load)",
+        H + "test_node_loads.py::test_since_follows_a_node_spec_s_record_to_a_data_file_and_past_a_readme"),
     Row("environment", "--since after a commit that changes only a data file the target reads at import (no test imports it)",
         "the spec is selected by the record of the files its run read, never `no spec is affected`",
         "`src/rates.json, which its last recorded run depended on, changed`; --since and a full verify both exit 3 "

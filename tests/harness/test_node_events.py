@@ -317,7 +317,7 @@ def test_process_exit_1_in_a_test_is_a_file_failure(project: Project) -> None:
     assert events.file_failures == ("test/exit1.test.js",)
 
 
-def test_an_error_after_the_tests_ended_is_a_file_failure_beside_passing_tests(
+def test_an_error_after_a_test_ended_fails_the_test_node_names_not_the_file_s_loading(
     project: Project,
 ) -> None:
     project.write(
@@ -331,9 +331,53 @@ def test_an_error_after_the_tests_ended_is_a_file_failure_beside_passing_tests(
     result = project.run("test/late-throw.test.js")
     events = project.read()
     assert result.returncode == 1
-    assert set(outcomes(events).values()) == {"passed"}
-    assert len(events.tests) == 2
-    assert events.file_failures == ("test/late-throw.test.js",)
+    # node: pass 2, fail 1 (the file), its diagnostic naming the test whose timer threw
+    assert (events.diagnostics["pass"], events.diagnostics["fail"]) == (2, 1)
+    assert outcomes(events) == {"test/late-throw.test.js > ends before its timer": "failed",
+                                "test/late-throw.test.js > waits": "passed"}
+    assert events.tests[0].reason.startswith(
+        'Error: Test "ends before its timer" at test/late-throw.test.js:2:1 generated '
+        "asynchronous activity after the test ended")
+    assert (events.file_failures, events.late) == ((), ("test/late-throw.test.js",))
+
+
+def test_an_error_of_no_test_after_the_last_one_fails_the_file_s_last_test(
+    project: Project,
+) -> None:
+    project.write(
+        "test/late-top.test.js",
+        "import { test } from 'node:test';\n"
+        "test('first', () => {});\n"
+        "test('last', () => {});\n"
+        "test.skip('skipped', () => {});\n"
+        "setTimeout(() => { throw new Error('late'); }, 50);\n",
+    )
+    result = project.run("test/late-top.test.js")
+    events = project.read()
+    assert result.returncode == 1
+    assert outcomes(events) == {"test/late-top.test.js > first": "passed",
+                                "test/late-top.test.js > last": "failed",
+                                "test/late-top.test.js > skipped": "skipped"}
+    assert "A resource generated asynchronous activity after the test ended" in (
+        events.tests[1].reason)
+    assert (events.file_failures, events.late) == ((), ("test/late-top.test.js",))
+
+
+def test_a_file_that_sets_its_own_exit_code_after_its_tests_stays_a_file_failure(
+    project: Project,
+) -> None:
+    project.write(
+        "test/exit-code.test.js",
+        "import { test } from 'node:test';\n"
+        "test('passes', () => {});\n"
+        "process.exitCode = 1;\n",
+    )
+    result = project.run("test/exit-code.test.js")
+    events = project.read()
+    assert result.returncode == 1
+    # node: pass 1, fail 1 (the file), and no word of an error after a test: no test is blamed
+    assert outcomes(events) == {"test/exit-code.test.js > passes": "passed"}
+    assert (events.file_failures, events.late) == (("test/exit-code.test.js",), ())
 
 
 def test_a_failing_hook_cancels_or_fails_the_tests_and_is_a_suite_failure(

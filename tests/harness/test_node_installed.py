@@ -387,3 +387,72 @@ def test_typescript_tests_run_through_the_loader_the_project_installed(
     done = cli(project, "verify", "specs/clamp.json", "--node", node)
 
     _assert_clamp_verified(project, done)
+
+
+LINKED_WRITER = """\
+const test = require('node:test');
+const assert = require('node:assert');
+const fs = require('node:fs');
+const path = require('node:path');
+const { double } = require('outside');
+const { add } = require('../lib/calc.js');
+test('doubles, and writes into the package it used', () => {
+  assert.strictEqual(double(add(1, 1)), 4);
+  fs.writeFileSync(path.join(path.dirname(require.resolve('outside')), 'touched.txt'), 'run');
+});
+"""
+
+
+def test_a_run_that_writes_into_a_package_linked_from_outside_the_repository_is_an_error(
+    tmp_path: Path, git_home: Path, cli: Cli
+) -> None:
+    # a `file:` dependency beside the repository: npm links it, as `npm link` does
+    outside = tmp_path / "outside"
+    write_files(outside, {
+        "package.json": json.dumps({"name": "outside", "version": "1.0.0"}),
+        "index.js": "exports.double = (n) => n * 2;\n",
+    })
+    project = npm_project(tmp_path / "linked", {
+        "package.json": json.dumps({"name": "linked", "version": "1.0.0",
+                                    "dependencies": {"outside": "file:../outside"}}),
+        "lib/calc.js": "exports.add = (a, b) => a + b;\n",
+        "test/writes.test.js": LINKED_WRITER,
+        "specs/writes.json": spec_text(["test/writes.test.js"], 1, [
+            {"name": "add subtracts", "file": "lib/calc.js", "anchor": "a + b",
+             "replacement": "a - b", "expectCaught": True}]),
+    })
+    assert os.readlink(project / "node_modules/outside") == "../../outside"  # as npm makes it
+
+    done = cli(project, "verify", "specs/writes.json")
+
+    assert done.code == 5, done.out + done.err
+    assert "wrote into your installed packages" in done.err
+    named = f"node_modules/outside/touched.txt (in {outside.resolve()}, outside the repository)"
+    assert named in done.err, done.err
+    assert named in str(results(project)["error"])
+
+
+def test_only_links_to_directories_outside_the_repository_are_followed_when_recorded(
+    tmp_path: Path,
+) -> None:
+    from mutharness.repo.installed import changed, record
+
+    repository, elsewhere = tmp_path / "repo", tmp_path / "elsewhere"
+    write_files(elsewhere, {"index.js": "// linked from outside\n"})
+    write_files(repository, {"node_modules/.pnpm/a@1/node_modules/a/index.js": "// a\n",
+                             "packages/b/index.js": "// a member\n"})
+    modules = repository / "node_modules"
+    os.symlink(".pnpm/a@1/node_modules/a", modules / "a")  # pnpm's: inside node_modules
+    os.symlink("../packages/b", modules / "b")  # a member: the workspace points at its copy
+    os.symlink(str(elsewhere), modules / "linked")  # outside: followed
+    os.symlink("../..", modules / "above")  # holds the repository: never walked
+
+    installed = record(repository, "")
+
+    assert dict(installed.outside) == {"linked": str(elsewhere.resolve())}
+    assert "linked/index.js" in installed.signatures
+    (elsewhere / "index.js").write_text("// written through the link\n", encoding="utf-8")
+    (modules / ".pnpm/a@1/node_modules/a/new.js").write_text("//\n", encoding="utf-8")
+    assert changed(repository, installed) == (
+        "node_modules/.pnpm/a@1/node_modules/a/new.js",
+        f"node_modules/linked/index.js (in {elsewhere.resolve()}, outside the repository)")

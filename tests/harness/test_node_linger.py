@@ -92,6 +92,24 @@ test('adds zero', () => { assert.strictEqual(add(4, 0), 4); });
 setTimeout(() => {}, 1200);
 """
 
+# an unref'd timer checks once the test has ended, then closes the server: under plain node the
+# server keeps the process alive until the timer fires, so its check fails the file
+CHECKS_LATER = """\
+const test = require('node:test');
+const assert = require('node:assert');
+const net = require('node:net');
+const { add } = require('../lib/calc.js');
+const server = net.createServer().listen(0, '127.0.0.1');
+test('adds now and later', () => {
+  assert.strictEqual(add(1, 2), 3);
+  setTimeout(() => {
+    server.close();
+    if (add(2, 2) !== 4) throw new Error('late check failed');
+  }, 600).unref();
+});
+"""
+# the same check, the server left open for good: after the timer ran, nothing can run
+CHECKS_LATER_LEFT_OPEN = CHECKS_LATER.replace("    server.close();\n", "")
 
 
 def lingering_project(root: Path) -> Path:
@@ -104,6 +122,8 @@ def lingering_project(root: Path) -> Path:
         "test/late.test.js": LATE,
         "test/timer.test.js": TIMER,
         "test/served.test.js": SERVED,
+        "test/checks-later.test.js": CHECKS_LATER,
+        "test/checks-later-left-open.test.js": CHECKS_LATER_LEFT_OPEN,
         "specs/left-open.json": spec_text(["test/left-open.test.js", "test/nested.test.js"], 3, [
             {"name": "add subtracts", "file": "lib/calc.js", "anchor": "a + b",
              "replacement": "a - b", "expectCaught": True},
@@ -118,6 +138,11 @@ def lingering_project(root: Path) -> Path:
             {"name": "add subtracts", "file": "lib/calc.js", "anchor": "a + b",
              "replacement": "a - b", "expectCaught": True},
         ]),
+        "specs/checks-later.json": spec_text(
+            ["test/checks-later.test.js", "test/checks-later-left-open.test.js"], 2, [
+                {"name": "two twos make five", "file": "lib/calc.js", "anchor": "a + b",
+                 "replacement": "(a === 2 && b === 2 ? 5 : a + b)", "expectCaught": True},
+            ]),
         "specs/timer.json": spec_text(["test/timer.test.js"], 1, [
             {"name": "add ignores b", "file": "lib/calc.js", "anchor": "a + b",
              "replacement": "a", "expectCaught": False},
@@ -211,6 +236,70 @@ def test_a_file_a_timer_holds_is_waited_for_and_named_with_how_long(
     assert (entry["file"], entry["released"], entry["holding"]) == (
         "test/timer.test.js", False, ["Timeout"])
     assert entry["seconds"] >= 1.0
+
+
+@pytest.mark.skipif(NODE is None, reason="node (.ci/run installs it)")
+@pytest.mark.parametrize("node", NODES)
+def test_an_unref_d_timer_another_handle_keeps_waiting_runs_before_the_file_is_let_end(
+    tmp_path: Path, git_home: Path, cli: Cli, node: str
+) -> None:
+    project = lingering_project(tmp_path / "calc")
+
+    done = cli(project, "verify", "specs/checks-later.json", "--node", node,
+               "--baseline-timeout", "60", timeout=600)
+
+    [spec] = results(project)["specs"]
+    assert spec["error"] == "", done.out + done.err
+    # as under plain node: each file's late check ran, and failed the test that set it
+    assert [(m["verdict"], sorted(m["facts"]["failing"])) for m in spec["mutations"]] == [
+        ("CAUGHT", ["test/checks-later-left-open.test.js > adds now and later",
+                    "test/checks-later.test.js > adds now and later"])]
+    assert done.code == 0, done.out + done.err
+    lingered = {entry["file"]: entry for entry in spec["baseline"]["runner_facts"]["lingered"]}
+    # the file whose timer closed the server ended by itself; the other was let end after it
+    assert "test/checks-later.test.js" not in lingered
+    entry = lingered["test/checks-later-left-open.test.js"]
+    assert (entry["released"], entry["holding"]) == (True, ["Server", "unref'd Timeout"])
+    assert entry["seconds"] >= 0.6
+
+
+# an installed package's own unref'd timer (a pool's idle timeout, a cache's sweep): its
+# housekeeping, as node's own is, never waited for
+LIBRARY_TIMER = "exports.sweepLater = () => { setTimeout(() => {}, 5000).unref(); };\n"
+USES_LIBRARY = """\
+const test = require('node:test');
+const assert = require('node:assert');
+const net = require('node:net');
+const { sweepLater } = require('sweeper');
+const { add } = require('../lib/calc.js');
+net.createServer().listen(0, '127.0.0.1');
+test('adds', () => { sweepLater(); assert.strictEqual(add(2, 3), 5); });
+"""
+
+
+@pytest.mark.skipif(NODE is None, reason="node (.ci/run installs it)")
+def test_an_installed_package_s_unref_d_timer_is_not_waited_for(
+    tmp_path: Path, git_home: Path, cli: Cli
+) -> None:
+    project = committed(tmp_path / "calc", {
+        ".gitignore": ".mutharness/\nnode_modules/\n",
+        "package.json": json.dumps({"name": "calc", "version": "1.0.0"}),
+        "lib/calc.js": CALC,
+        "test/library.test.js": USES_LIBRARY,
+        "specs/library.json": spec_text(["test/library.test.js"], 1, [
+            {"name": "add subtracts", "file": "lib/calc.js", "anchor": "a + b",
+             "replacement": "a - b", "expectCaught": True}]),
+    }, "a test of a package with its own timer")
+    (project / "node_modules/sweeper").mkdir(parents=True)  # installed, never committed
+    (project / "node_modules/sweeper/index.js").write_text(LIBRARY_TIMER, encoding="utf-8")
+
+    done = cli(project, "verify", "specs/library.json", "--baseline-timeout", "60")
+
+    [spec] = results(project)["specs"]
+    assert [m["verdict"] for m in spec["mutations"]] == ["CAUGHT"], done.out + done.err
+    [entry] = spec["baseline"]["runner_facts"]["lingered"]
+    assert (entry["released"], entry["holding"]) == (True, ["Server"])
+    assert entry["seconds"] < 2.0  # not the package's 5 s
 
 
 def _lines(*records: dict[str, Any]) -> str:

@@ -104,3 +104,47 @@ def test_since_follows_a_node_spec_s_record_to_a_data_file_and_past_a_readme(
     assert "no spec is affected" in readme.out, readme.out
     assert "lib/rates.json, which its last recorded run depended on, changed" in data.out
     assert data.code == 3, data.out + data.err  # the suite is red now: measured, not skipped
+
+
+TEST_C = """\
+const test = require('node:test');
+const assert = require('node:assert');
+const { execFileSync } = require('node:child_process');
+test('a program that is not node', () => { assert.equal(execFileSync('true').length, 0); });
+"""
+
+
+def test_a_node_mutant_runs_only_the_test_files_that_loaded_or_read_its_file(
+    tmp_path: Path, git_home: Path, cli: Cli
+) -> None:
+    """The others were given the same input by construction: their baseline outcomes stand.
+    A file that started a program no hook sees always runs; every verdict is a whole run's."""
+    project = _project(tmp_path / "repo")
+    project.write("test/c.test.cjs", TEST_C)
+    spec = json.loads((project.root / "specs/loads.json").read_text("utf-8"))
+    spec["tests"].append("test/c.test.cjs")
+    spec["expectBaselinePass"] = 3
+    spec["mutations"].append({"name": "the data file read at import", "file": "lib/rates.json",
+                              "anchor": '"floor": 0', "replacement": '"floor": 1'})
+    project.spec("loads", spec)
+    project.commit("a test file that starts a program, and a mutant of the data file")
+
+    done = cli(project.root, "verify", "--evidence", "evidence")
+
+    assert done.code == 0, done.out + done.err
+    [result] = json.loads((project.root / ".mutharness/results.json").read_text("utf-8"))["specs"]
+    subsets = [m["facts"]["runner_facts"].get("subset") for m in result["mutations"]]
+    assert subsets == [
+        {"ran": ["test/a.test.mjs", "test/c.test.cjs"], "stood": ["test/b.test.cjs"]},
+        {"ran": ["test/b.test.cjs", "test/c.test.cjs"], "stood": ["test/a.test.mjs"]},
+        {"ran": ["test/c.test.cjs"], "stood": ["test/a.test.mjs", "test/b.test.cjs"]},
+        {"ran": ["test/a.test.mjs", "test/c.test.cjs"], "stood": ["test/b.test.cjs"]},
+    ]
+    verdicts = [m["verdict"] for m in result["mutations"]]
+    assert verdicts == ["CAUGHT", "CAUGHT", "SURVIVED", "CAUGHT"]
+    counts = [(m["facts"]["passed"], m["facts"]["failed"]) for m in result["mutations"]]
+    assert counts == [(2, 1), (2, 1), (3, 0), (2, 1)]  # every test counted, stood or run
+    evidence = (project.root / "evidence/loads.md").read_text("utf-8")
+    assert ("Its run ran the 2 test file(s) whose processes loaded or read `lib/a.mjs` in the "
+            "baseline (`test/a.test.mjs`, `test/c.test.cjs`); the baseline's outcomes stand for "
+            "the 1 other(s), which neither loaded nor read it") in evidence

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from conftest import NODE_FIXTURE, Completed, git
 from inproc import in_process
+from nodes import NODES, committed, results, spec_text
 
 FIXTURE = NODE_FIXTURE
 TRUTH: dict[str, Any] = json.loads((FIXTURE / "TRUTH.json").read_text("utf-8"))
@@ -246,3 +247,55 @@ def test_specs_dir_in_the_project_config_names_where_the_specs_and_the_skip_poli
     assert done.code == 0, done.out + done.err
     listed = sorted(path.name for path in (node_project / "qa/specs").glob("*.json"))
     assert f"{len(listed)} spec(s)" in done.out
+
+
+LATE_CHECK = """\
+const test = require('node:test');
+const assert = require('node:assert');
+const { add, half } = require('../lib/calc.js');
+test('adds', () => {
+  assert.strictEqual(add(2, 3), 5);
+  // checked once the test has ended, as a debounced or queued check is
+  setTimeout(() => { if (add(1, 1) !== 2) throw new Error('late check failed'); }, 100);
+});
+test('halves', () => { assert.strictEqual(half(8), 4); });
+"""
+LATE_TOP = """\
+const test = require('node:test');
+const assert = require('node:assert');
+const { add } = require('../lib/calc.js');
+test('adds zero', () => { assert.strictEqual(add(4, 0), 4); });
+// a check the file schedules beside its tests, outside any of them
+setTimeout(() => { if (add(2, 2) !== 4) throw new Error('late check failed'); }, 100);
+"""
+
+
+@pytest.mark.parametrize("node", NODES)
+def test_an_error_a_timer_throws_after_a_file_s_last_test_fails_that_file_as_node_says(
+    tmp_path: Path, git_home: Path, cli: Cli, node: str
+) -> None:
+    project = committed(tmp_path / "late", {
+        ".gitignore": ".mutharness/\n",
+        "package.json": json.dumps({"name": "late", "version": "1.0.0"}),
+        "lib/calc.js": "exports.add = (a, b) => a + b;\nexports.half = (n) => n / 2;\n",
+        "test/late.test.js": LATE_CHECK,
+        "test/top.test.js": LATE_TOP,
+        "specs/late.json": spec_text(["test/late.test.js", "test/top.test.js"], 3, [
+            # only the late checks see 1 + 1 and 2 + 2: node reports one pass and one fail
+            {"name": "two ones make three", "file": "lib/calc.js", "anchor": "(a, b) => a + b",
+             "replacement": "(a, b) => (a === 1 && b === 1 ? 3 : a + b)", "expectCaught": True},
+            {"name": "two twos make five", "file": "lib/calc.js", "anchor": "(a, b) => a + b",
+             "replacement": "(a, b) => (a === 2 && b === 2 ? 5 : a + b)", "expectCaught": True},
+        ]),
+    }, "checks that run after the tests")
+
+    done = cli(project, "verify", "specs/late.json", "--node", node)
+
+    [spec] = results(project)["specs"]
+    assert spec["error"] == "", done.out + done.err
+    # node names the test whose timer threw; a timer of no test fails the file's last test
+    assert [(m["verdict"], m["facts"]["failing"], m["facts"]["passed"])
+            for m in spec["mutations"]] == [
+        ("CAUGHT", ["test/late.test.js > adds"], 2),
+        ("CAUGHT", ["test/top.test.js > adds zero"], 2)], done.out + done.err
+    assert done.code == 0, done.out + done.err

@@ -11,7 +11,12 @@
 // QUIET_MS, it unrefs those handles, so node ends
 // the file as it ends any file whose event loop is empty: the root test finishes, node reports
 // the file's plan and totals, `exit` handlers run. Nothing is cut short (unlike
-// --test-force-exit): a timer or any code still to run keeps the process alive as before.
+// --test-force-exit): a timer or any code still to run keeps the process alive as before, and
+// so does a timer the project's own code unref'd (`setTimeout(check, 500).unref()`) that has
+// yet to fire: a handle that holds the process would let it fire under plain node, and what it
+// runs may fail the file. Such a timer is known by the `unref()` call that made it one (not a
+// repeating one, not node's or an installed package's: a file the call came from under
+// `node:` or `node_modules`); one made unref'd by other means is not seen.
 //
 // Either way it appends JSON lines to the file MUTHARNESS_NODE_LINGER names: `settled` (the last
 // test ended), `released` (what it unref'd, and when), `exit` (how long after the last test the
@@ -35,6 +40,54 @@ const RELEASABLE = new Set([
 // An unref'd timer's callback is node's own housekeeping (http's date cache, a socket's idle
 // timer) or code its author let go of: it cannot hold the process, so it wakes nothing.
 const SETTLING = new Set(['PROMISE', 'TickObject', 'Microtask']);
+// the project's one-shot timers unref'd and not yet fired or cleared (see `keepUnrefd`)
+const unrefd = new Set();
+const OWN = import.meta.url;
+const NOT_PROJECT = /\(node:|^\s*at node:|[\\/]node_modules[\\/]/;
+
+// Whether the code that called unref() is the project's: the first frame not this file's lies
+// neither in node (`node:`) nor in an installed package; a stack it cannot read counts as the
+// project's (then the timer is waited for, as plain node would).
+function fromProject() {
+  let stack;
+  const limit = Error.stackTraceLimit;
+  try {
+    Error.stackTraceLimit = 6;
+    stack = String(new Error().stack ?? '');
+  } catch {
+    return true;
+  } finally {
+    try { Error.stackTraceLimit = limit; } catch { /* frozen: left as it was */ }
+  }
+  const caller = stack.split('\n').slice(1).find((line) => !line.includes(OWN));
+  return caller === undefined || !NOT_PROJECT.test(caller);
+}
+
+// Record every one-shot timer the project's code unref's, through the prototype all timers
+// share (read from a timer made and cleared at once).
+function keepUnrefd() {
+  const probe = setTimeout(() => {}, 1);
+  clearTimeout(probe);
+  const prototype = Object.getPrototypeOf(probe);
+  const unref = prototype?.unref;
+  if (typeof unref !== 'function') return;
+  Object.defineProperty(prototype, 'unref', {
+    value: function unrefRecorded(...args) {
+      if (!this._repeat && fromProject()) unrefd.add(this);
+      return unref.apply(this, args);
+    },
+    writable: true, enumerable: false, configurable: true,
+  });
+}
+
+// The recorded timers still to fire (pruned of those that fired, were cleared or ref'd again).
+function pendingUnrefd() {
+  for (const timer of unrefd) {
+    if (timer._destroyed || timer.hasRef?.()) unrefd.delete(timer);
+  }
+  return unrefd.size;
+}
+
 function settling(type, resource) {
   if (typeof resource?.hasRef === 'function' && !resource.hasRef()) return true;
   if (type !== undefined) return SETTLING.has(type);
@@ -51,7 +104,7 @@ function holding() {
     .filter((handle) => !stdio.has(handle))
     .map((handle) => handle?.constructor?.name ?? 'handle');
   const pending = process.getActiveResourcesInfo().filter((name) => !name.endsWith('Wrap'));
-  return [...owners, ...pending];
+  return [...owners, ...pending, ...(pendingUnrefd() ? ["unref'd Timeout"] : [])];
 }
 
 async function watch() {
@@ -105,7 +158,7 @@ async function watch() {
         hook.disable();
         return;
       }
-      if (now - ran < QUIET_MS) return;
+      if (now - ran < QUIET_MS || pendingUnrefd()) return;
       if (process.getActiveResourcesInfo().some((name) => !RELEASABLE.has(name))) return;
       clearInterval(tick);
       hook.disable();
@@ -122,6 +175,7 @@ async function watch() {
 
 if (process.env.NODE_TEST_CONTEXT && LOG) {
   try {
+    keepUnrefd();
     await watch();
   } catch {
     // a node without what this needs: the file runs as it would without the watch

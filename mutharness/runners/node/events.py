@@ -18,6 +18,12 @@ CANCELLED_FAILURES = frozenset({"cancelledByParent", "testTimeoutFailure"})
 # A suite whose failure is only its children's (or its parent's) is not a failure of its own.
 NOT_A_SUITE_FAILURE = frozenset({"subtestsFailed", "cancelledByParent"})
 _TOTAL = re.compile(r"([A-Za-z_]+) (\d+)")
+# node's diagnostic for an error that asynchronous activity raised after a test had ended (a
+# timer's, a rejection's): "Test "NAME" at FILE:LINE:COLUMN generated ...", or "A resource
+# generated ..." when no test made it (node 20: no file on the record; 22 and later: the file)
+_LATE = re.compile(r"^\w*Error: (?:(?P<what>[A-Z][a-z]*(?: hook)?) \"(?P<name>.*)\" at "
+                   r"(?P<file>.+):(?P<line>\d+):(?P<column>\d+) |A resource )generated "
+                   r"asynchronous activity after the test ended")
 
 
 @dataclass(frozen=True)
@@ -48,6 +54,9 @@ class NodeEvents:
     # (a file that called process.exit() while they were still pending)
     unreported: tuple[str, ...] = ()
     files: tuple[str, ...] = ()  # test files node started, in its order (relative posix paths)
+    # files whose every test was reported and which then failed (node: one more test failed):
+    # an error after a test had ended; each failed the test node named, else its last test
+    late: tuple[str, ...] = ()
 
 
 class _Unreadable(Exception):
@@ -190,6 +199,7 @@ def _walk(
     prefix: tuple[str, ...],
     tests: list[tuple[int, NodeTest]],
     suites: list[tuple[int, str]],
+    located: dict[tuple[str, int, int], str],
 ) -> None:
     names = _unique([str(result.record["name"]) for result in results])
     for result, name in zip(results, names, strict=True):
@@ -202,7 +212,43 @@ def _walk(
         else:
             outcome, reason = _outcome(record)
             tests.append((result.seq, NodeTest(ident, outcome, _duration(record), reason)))
-        _walk(list(result.children), parts, tests, suites)
+            line, column = record.get("line"), record.get("column")
+            if isinstance(line, int) and isinstance(column, int):
+                located[(os.path.normpath(str(record["file"])), line, column)] = ident
+        _walk(list(result.children), parts, tests, suites, located)
+
+
+def _failed_late(
+    tests: list[tuple[int, NodeTest]], file: str, messages: list[str], bases: tuple[str, ...],
+    located: dict[tuple[str, int, int], str],
+) -> bool:
+    """Fail, in `tests`, the tests of `file` (relative) that node's `messages` name as having
+    raised an error after they ended, else the file's last test that ran; False when node
+    said no such thing (an exit code of its own) or the file ran no test (its failure stays
+    the file's)."""
+    if not messages:
+        return False
+    named = set()
+    for message in messages:
+        late = _LATE.match(message)
+        if late is None or late["what"] != "Test":
+            continue
+        where = (late["file"], int(late["line"]), int(late["column"]))
+        for base in bases:
+            ident = located.get((os.path.normpath(os.path.join(base, where[0])), *where[1:]))
+            if ident is not None:
+                named.add(ident)
+                break
+    ran = [test.id for _seq, test in tests if test.id.startswith(f"{file}{SEPARATOR}")
+           and test.outcome in ("passed", "failed")]
+    targets = named or set(ran[-1:])
+    if not targets:
+        return False
+    reason = " ".join(messages)[:2000]
+    for at, (seq, test) in enumerate(tests):
+        if test.id in targets and test.outcome == "passed":
+            tests[at] = (seq, NodeTest(test.id, "failed", test.duration_s, reason))
+    return True
 
 
 def _counts(value: object) -> dict[str, int] | None:
@@ -269,6 +315,9 @@ def read_events(path: Path, cwd: Path) -> NodeEvents:
     reported: Counter[tuple[str, int, int, int, str]] = Counter()
     summary: dict[str, int] | None = None
     diagnostics: dict[str, int] = {}
+    late_messages: dict[str, list[str]] = {}  # a test file (absolute) -> node's late errors
+    unclaimed: list[str] = []  # late errors of no named file: the next file entry's (node 20)
+    ran_tests: set[str] = set()  # test files (absolute) that reported a test of their own
     try:
         for seq, record in enumerate(records[1:], start=1):
             kind = record["type"]
@@ -288,7 +337,10 @@ def read_events(path: Path, cwd: Path) -> NodeEvents:
                 file = _text(record, "file")
                 if _is_file_entry(record, bases):
                     (file_failures if kind == "fail" else silent).append(_relative(file, bases))
+                    late_messages.setdefault(os.path.normpath(file), []).extend(unclaimed)
+                    unclaimed.clear()
                     continue
+                ran_tests.add(os.path.normpath(file))
                 reported[_location(record, bases)] += 1
                 nesting = _int(record, "nesting")
                 children = pending.pop((file, nesting + 1), [])
@@ -296,7 +348,15 @@ def read_events(path: Path, cwd: Path) -> NodeEvents:
                 pending.setdefault((file, nesting), []).append(result)
             elif kind == "diagnostic":
                 message = record.get("message")
-                if record.get("file") is None and isinstance(message, str):
+                after = _LATE.match(message) if isinstance(message, str) else None
+                if after is not None and isinstance(message, str):
+                    named = record.get("file") or (after["file"] and os.path.join(
+                        node_cwd if isinstance(node_cwd, str) else str(cwd), after["file"]))
+                    if isinstance(named, str) and named:
+                        late_messages.setdefault(os.path.normpath(named), []).append(message)
+                    else:
+                        unclaimed.append(message)
+                elif record.get("file") is None and isinstance(message, str):
                     total = _TOTAL.fullmatch(message.strip())
                     if total:
                         diagnostics[total.group(1)] = int(total.group(2))
@@ -309,9 +369,21 @@ def read_events(path: Path, cwd: Path) -> NodeEvents:
         roots.setdefault(file, []).extend(results)
     tests: list[tuple[int, NodeTest]] = []
     suites: list[tuple[int, str]] = []
+    located: dict[tuple[str, int, int], str] = {}
     for file, results in roots.items():
-        _walk(sorted(results, key=lambda r: r.seq), (_relative(file, bases),), tests, suites)
+        _walk(sorted(results, key=lambda r: r.seq), (_relative(file, bases),), tests, suites,
+              located)
     unreported = sorted((enqueued - reported).elements())
+    # a file that reported every test it queued and then failed (node counts one more failed
+    # test): an error after a test ended, the failure of the test node names
+    cut_short = {entry[0] for entry in unreported}
+    late: list[str] = []
+    for file in sorted(ran_tests):
+        relative = _relative(file, bases)
+        if relative in file_failures and relative not in cut_short and _failed_late(
+                tests, relative, late_messages.get(file, []), bases, located):
+            late.append(relative)
+    file_failures = [file for file in file_failures if file not in late]
     state = "ok" if finished and not interrupted and not cut else "unfinished"
     return NodeEvents(
         state=state,
@@ -324,4 +396,5 @@ def read_events(path: Path, cwd: Path) -> NodeEvents:
         silent_files=_dedupe(silent),
         unreported=tuple(f"{f}:{line}:{col} {name}" for f, line, col, _n, name in unreported),
         files=_dedupe(files),
+        late=tuple(late),
     )

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import shlex
 from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
 from mutharness.paths import path_problem
 from mutharness.runners.node.events import SEPARATOR
@@ -79,14 +82,62 @@ def config_inputs(tests: Sequence[str], tracked: frozenset[str]) -> tuple[str, .
 
 
 _OPERATORS = frozenset({"&&", "||", ";", "|", "&", ";;", "(", ")"})
+_WORD_ENDS = frozenset(" \t\n;&|()<>")  # what ends a shell word (a `#` after one is a comment)
+# node options whose value may be the next word (`--import tsx`): that word is no file
+_VALUED = frozenset({
+    "--import", "--require", "-r", "--conditions", "-C", "--loader", "--experimental-loader",
+    "--test-reporter", "--test-reporter-destination", "--test-name-pattern",
+    "--test-skip-pattern", "--test-concurrency", "--test-timeout", "--test-shard",
+    "--test-isolation", "--test-coverage-include", "--test-coverage-exclude", "--env-file",
+    "--input-type", "--title", "--watch-path",
+})
 
 
-def script_preloads(script: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
-    """The `--import` and `--require` (`-r`) preloads of the first `node ... --test` command
-    of a `package.json` script (`c8 node --test`, `cross-env X=1 node --test` alike); None
-    when the script runs no such command or cannot be read as a shell's words."""
+@dataclass(frozen=True)
+class ScriptOptions:
+    """What the first `node ... --test` command of a `package.json` script gives every run:
+    its preloads (`--import`, `--require`/`-r`) and its export conditions (`--conditions`,
+    `-C`), each as written."""
+
+    imports: tuple[str, ...] = ()
+    requires: tuple[str, ...] = ()
+    conditions: tuple[str, ...] = ()
+
+
+def _uncommented(script: str) -> str:
+    """A script without its comments, each newline a `;`, as a POSIX shell reads it: a `#`
+    starts a comment only at the start of a word (never inside one, `--import=#r`, nor quoted
+    or escaped), up to the end of its line."""
+    out: list[str] = []
+    quote = ""
+    at = 0
+    while at < len(script):
+        char = script[at]
+        if char == "\\" and quote != "'" and at + 1 < len(script):
+            out.append(script[at:at + 2])  # one piece: what it escapes is inside a word
+            at += 2
+            continue
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (not out or out[-1] in _WORD_ENDS):
+            end = script.find("\n", at)
+            at = len(script) if end < 0 else end
+            continue
+        elif char == "\n":
+            char = ";"
+        out.append(char)
+        at += 1
+    return "".join(out)
+
+
+def _commands(script: str) -> list[list[str]] | None:
+    """A script's simple commands as a POSIX shell splits them into words (None when it
+    cannot: an unclosed quote)."""
     try:
-        lexer = shlex.shlex(script, posix=True, punctuation_chars=True)
+        lexer = shlex.shlex(_uncommented(script), posix=True, punctuation_chars=True)
+        lexer.commenters = ""  # `_uncommented` removed what a shell reads as comments
         lexer.whitespace_split = True
         words = list(lexer)
     except ValueError:
@@ -97,27 +148,92 @@ def script_preloads(script: str) -> tuple[tuple[str, ...], tuple[str, ...]] | No
             commands.append([])
         else:
             commands[-1].append(word)
-    for command in commands:
+    return commands
+
+
+def script_options(script: str) -> ScriptOptions | None:
+    """The preloads and export conditions of the first `node ... --test` command of a
+    `package.json` script (`c8 node --test`, `cross-env X=1 node --test` alike); None when
+    the script runs no such command or cannot be read as a shell's words."""
+    for command in _commands(script) or ():
         node = next((at for at, word in enumerate(command)
                      if word.rsplit("/", 1)[-1] in ("node", "node.exe")), None)
         if node is None:
             continue
-        imports: list[str] = []
-        requires: list[str] = []
+        found: dict[str, list[str]] = {"import": [], "require": [], "conditions": []}
         testing = False
         rest = iter(command[node + 1:])
         for word in rest:  # node's options, up to the first file
             name, equals, value = word.partition("=")
-            into = (imports if name == "--import" else
-                    requires if name in ("--require", "-r") else None)
-            if into is None:
-                if not word.startswith("-"):
-                    break
-                testing = testing or word == "--test"
+            if not word.startswith("-"):
+                break
+            testing = testing or word == "--test"
+            if name not in _VALUED:
                 continue
-            found = value if equals else next(rest, None)
-            if found:
-                into.append(found)
+            given = value if equals else next(rest, None)
+            into = {"--import": "import", "--require": "require", "-r": "require",
+                    "--conditions": "conditions", "-C": "conditions"}.get(name)
+            if into is not None and given:
+                found[into].append(given)
         if testing:
-            return tuple(imports), tuple(requires)
+            return ScriptOptions(tuple(found["import"]), tuple(found["require"]),
+                                 tuple(found["conditions"]))
     return None
+
+
+def script_preloads(script: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The `--import` and `--require` (`-r`) preloads of `script_options`."""
+    found = script_options(script)
+    return None if found is None else (found.imports, found.requires)
+
+
+_CONDITIONS = ("--conditions", "-C")  # node's names for an export condition option
+
+
+def _condition_name(value: str) -> bool:
+    return bool(value) and not value.startswith("-") and not any(c.isspace() for c in value)
+
+
+def split_conditions(items: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The export conditions among node option items (`--conditions=NAME`, `--conditions
+    NAME` or `-C NAME`, as one item or as two) and the other items, each in order; an item
+    that names no condition (`--conditions` last, `-C=NAME`, which node refuses) is other."""
+    conditions: list[str] = []
+    other: list[str] = []
+    at = 0
+    while at < len(items):
+        item = items[at]
+        name, equals, value = item.partition("=")
+        flag, space, spaced = item.partition(" ")
+        if name == "--conditions" and equals and _condition_name(value):
+            conditions.append(value)
+        elif flag in _CONDITIONS and space and _condition_name(spaced.strip()):
+            conditions.append(spaced.strip())
+        elif item in _CONDITIONS and at + 1 < len(items) and _condition_name(items[at + 1]):
+            conditions.append(items[at + 1])
+            at += 1
+        else:
+            other.append(item)
+        at += 1
+    return tuple(conditions), tuple(other)
+
+
+def node_words(items: Sequence[str], conditions: Sequence[str] = ()) -> list[str]:
+    """node option items as node's command-line words: each export condition one word
+    (`--conditions=NAME`: no value is ever read as a file), the other items as they are;
+    `conditions` (the test script's) only when the items name none."""
+    named, other = split_conditions(items)
+    return [f"--conditions={name}" for name in (named or conditions)] + list(other)
+
+
+def package_conditions(root: Path) -> tuple[str, ...]:
+    """The export conditions of the test script of the `package.json` at `root` (none when
+    there is none, or it cannot be read)."""
+    try:
+        manifest = json.loads((root / "package.json").read_bytes())
+    except (OSError, ValueError):
+        return ()
+    scripts = manifest.get("scripts") if isinstance(manifest, dict) else None
+    script = scripts.get("test") if isinstance(scripts, dict) else None
+    found = script_options(script) if isinstance(script, str) else None
+    return () if found is None else found.conditions

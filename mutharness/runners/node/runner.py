@@ -7,7 +7,7 @@ import re
 import shutil
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -27,10 +27,12 @@ from mutharness.runners.base import (
     free_bytes,
     log_tail,
 )
+from mutharness.runners.node.causes import load_cause, version_of
 from mutharness.runners.node.events import NodeEvents, read_events
 from mutharness.runners.node.linger import Lingered, read_lingering
 from mutharness.runners.node.loads import LoadRecord, read_loads
-from mutharness.runners.node.rules import NAME
+from mutharness.runners.node.rules import NAME, node_words, package_conditions, split_conditions
+from mutharness.runners.node.subset import Subset, choose, with_stood
 from mutharness.runners.sandbox import sandboxed
 
 MIN_NODE = 20  # the first node whose `node --test` reports what the reporter reads
@@ -72,6 +74,7 @@ class NodeFacts:
     # record); the results keep a baseline's (`keep_loads`), a mutant's says `loaded`
     loads: LoadRecord | None = None
     keep_loads: bool = True
+    subset: Subset | None = None  # a mutant's run of only the files it can change
 
     def to_json(self) -> dict[str, Any]:
         """Everything but a mutant's load record: it is small."""
@@ -86,6 +89,8 @@ class NodeFacts:
             "lingered": [entry.to_json() for entry in self.lingered],
             "concurrency": self.concurrency,
         }
+        if self.subset is not None:
+            document["subset"] = {"ran": list(self.subset.ran), "stood": list(self.subset.stood)}
         if self.loads is not None and self.keep_loads:
             document["loads"] = {
                 test_file: {"loaded": sorted(use.loaded), "read": sorted(use.read),
@@ -177,11 +182,13 @@ class NodeRunner:
         self._told: set[str] = set()
         self.concurrency = concurrency  # asked for; a test set runs so once `prove` shows it
         self._at_once: set[tuple[str, ...]] = set()  # the test sets proven at `concurrency`
+        self._baselines: dict[tuple[str, ...], RunFacts] = {}  # each test set's green baseline
         self.environ = dict(environ)
         self.isolation = isolation
         self.imports = tuple(imports)
         self.requires = tuple(requires)
         self.extra = tuple(extra)
+        self.conditions: tuple[str, ...] = ()  # the test script's, when `extra` names none
         self.probe_dir = probe_dir  # for the version probe's output
         self.node = node
         self.version = ""
@@ -227,7 +234,19 @@ class NodeRunner:
                 "supports", remedy="install node 20 or newer, or name it with --node PATH",
             )
         self.version = text.removeprefix("v")
+        self._script_conditions()
         return {"node": self.version, "installed": self._installed()}
+
+    def _script_conditions(self) -> None:
+        """The export conditions of the workspace's package.json test script, when the
+        options name none (`node --test --conditions development`), said once."""
+        if self.isolation is None or split_conditions(self.extra)[0]:
+            return
+        self.conditions = package_conditions(self.isolation.workspace_root)
+        if self.conditions:
+            words = " ".join(f"--conditions={name}" for name in self.conditions)
+            self.note(f"node conditions from package.json's test script: {words} (a "
+                      "--conditions in [node] options replaces them)")
 
     def _installed(self) -> str:
         """The installed packages the workspace's runs import (`installed.describe`)."""
@@ -236,7 +255,9 @@ class NodeRunner:
     def prove(self, request: RunRequest, baseline: RunFacts) -> None:
         """With a concurrency above 1: the baseline's tests run at it once; the mutants run so
         only when every test's outcome is the baseline's (one file at a time), else one file
-        at a time, the user told why."""
+        at a time, the user told why. The baseline's load record chooses the files each
+        mutant's run runs (`subset`)."""
+        self._baselines[request.tests] = baseline
         if self.concurrency == 1:
             return
         facts = self._run(request, self.concurrency)
@@ -269,7 +290,7 @@ class NodeRunner:
             "--import", watch.as_uri(),
             *[word for module in self.imports for word in ("--import", module)],
             *[word for module in self.requires for word in ("--require", module)],
-            *self.extra,
+            *node_words(self.extra, self.conditions),
             "--test",
             f"--test-concurrency={concurrency}",
             f"--test-reporter={reporter.as_uri()}",
@@ -300,7 +321,18 @@ class NodeRunner:
         A mutant's run of a test set proven at the asked concurrency runs at it, unless asked
         to run as the baseline did (`fresh`)."""
         at_once = request.mutant and not request.fresh and request.tests in self._at_once
-        return self._run(request, self.concurrency if at_once else 1)
+        concurrency = self.concurrency if at_once else 1
+        baseline = self._baselines.get(request.tests)
+        subset = (choose(_loads(baseline), baseline, request.mutated)
+                  if request.mutant and not request.fresh and baseline is not None else None)
+        if subset is None:
+            return self._run(request, concurrency)
+        if not subset.ran:
+            return _stood(request, subset, baseline)
+        facts = self._run(replace(request, tests=subset.ran), concurrency)
+        extension = facts.extension
+        assert isinstance(extension, NodeFacts)
+        return with_stood(replace(facts, extension=replace(extension, subset=subset)), subset)
 
     def _run(self, request: RunRequest, concurrency: int) -> RunFacts:
         scratch = request.scratch
@@ -334,7 +366,9 @@ class NodeRunner:
             # a file that failed to load, or exited before reporting its tests, ran no tests
             collection_errors=(*events.file_failures, *events.silent_files),
             log_path=result.log_path,
-            log_tail=log_tail(Path(result.log_path)),
+            # a file that failed to load: node's cause from the log, else its last lines
+            log_tail=(self._cause(Path(result.log_path), request.cwd, events)
+                      or log_tail(Path(result.log_path))),
             free_bytes=free_bytes(state, Path(result.log_path)),
             extension=NodeFacts(
                 events.node_version, events.file_failures, events.silent_files,
@@ -345,6 +379,13 @@ class NodeRunner:
             route="concurrent" if concurrency > 1 else "",
         )
 
+    def _cause(self, log: Path, cwd: Path, events: NodeEvents) -> str:
+        """Why a file failed to load, as node's log says, with a remedy (`causes`)."""
+        if not events.file_failures:
+            return ""
+        user_root = self.isolation.user_root if self.isolation is not None else None
+        return load_cause(log, cwd, version_of(events.node_version or self.version), user_root)
+
     def forget(self, paths: Sequence[Path] | None) -> None:
         """Nothing to forget: node compiles every run's modules afresh."""
 
@@ -354,7 +395,12 @@ class NodeRunner:
 
     def loaded(self, facts: RunFacts, path: Path) -> bool | None:
         """Whether any process of the run loaded or read the mutated file at `path` (None
-        where the record cannot tell: none, or a process started a program no hook sees)."""
+        where the record cannot tell: none, or a process started a program no hook sees);
+        a mutant no file's process loaded or read in the baseline ran none: False."""
+        extension = facts.extension
+        if isinstance(extension, NodeFacts) and extension.subset is not None \
+                and not extension.subset.ran:
+            return False
         loads = _loads(facts)
         if loads is None:
             return None
@@ -377,6 +423,21 @@ class NodeRunner:
 
 
 RECORDS = frozenset({"imports", "reads"})
+
+
+def _stood(request: RunRequest, subset: Subset, baseline: RunFacts | None) -> RunFacts:
+    """A mutant no test file's process loaded or read in the baseline: no file runs, every
+    baseline outcome stands (the run's log says so)."""
+    log = request.scratch / "node.log"
+    log.write_text(subset.describe(request.mutated) + "\n", encoding="utf-8")
+    version = (baseline.extension.node_version if baseline is not None
+               and isinstance(baseline.extension, NodeFacts) else "")
+    return RunFacts(
+        runner=NAME, exit_status=0, signal=None, timed_out=False, timeout_s=request.timeout_s,
+        duration_s=0.0, report=ReportState.OK, exit=exit_meaning(0), outcomes=subset.outcomes,
+        collection_errors=(), log_path=str(log), log_tail=log_tail(log), free_bytes=None,
+        extension=NodeFacts(version, subset=subset),
+    )
 
 
 def _loads(facts: RunFacts) -> LoadRecord | None:
