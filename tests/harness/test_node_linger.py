@@ -19,6 +19,7 @@ import pytest
 from conftest import Completed, wine_cannot
 from nodes import NODE, NODES, committed, results, spec_text
 
+from mutharness.repo.installed import LINKS_WORK
 from mutharness.runners.node.linger import Lingered, read_lingering
 
 Cli = Callable[..., Completed]
@@ -278,6 +279,8 @@ test('adds', () => { sweepLater(); assert.strictEqual(add(2, 3), 5); });
 
 
 @pytest.mark.skipif(NODE is None, reason="node (.ci/run installs it)")
+@pytest.mark.skipif(not LINKS_WORK, reason="the user's node_modules is not linked into a "
+                    "Windows workspace (repo.installed.LINKS_WORK): no installed package runs")
 def test_an_installed_package_s_unref_d_timer_is_not_waited_for(
     tmp_path: Path, git_home: Path, cli: Cli
 ) -> None:
