@@ -110,7 +110,9 @@ TEST_C = """\
 const test = require('node:test');
 const assert = require('node:assert');
 const { execFileSync } = require('node:child_process');
-test('a program that is not node', () => { assert.equal(execFileSync('true').length, 0); });
+test('a program that is not node', () => {
+  assert.ok(execFileSync('git', ['--version']).length > 0);
+});
 """
 
 
