@@ -382,23 +382,25 @@ def redfirst_command(
 @_with_flags("suggest")
 @_guarded("suggesting mutations")
 def suggest_command(
-    since: str | None, tests: tuple[str, ...], all_lines: tuple[str, ...], most: int,
-    jobs: int, out: Path | None, config: Path | None, no_progress: bool,
-    force_color: bool, **given: Any,
+    since: str | None, commit_rev: str | None, tests: tuple[str, ...],
+    all_lines: tuple[str, ...], most: int, jobs: int, out: Path | None, config: Path | None,
+    no_progress: bool, force_color: bool, **given: Any,
 ) -> None:
     """Suggest the mutations a change's tests should catch, run them, and draft a spec.
 
-    Candidates come from the syntax tree of each source file changed since REV (Python for
-    pytest's tests, JavaScript and TypeScript for node's), on its changed lines only (the
-    tests' side excluded, as for --since): a boundary moved, a
-    comparison inverted, a guard removed, a value returned neutral... at most one per line,
-    the most valuable kept (--max), spread over the changed functions. They run against the
-    tests named with --test (else the test files changed since REV, else the tests of the
-    specs whose evidence records loading a changed file) as verify runs them, the working
-    tree included. The draft (a spec in the usual format, its expectBaselinePass
-    measured) lists the survivors first, marked for review, then the caught; the console ends
-    with each survivor's file:line and diff. Exit 0 once the draft is written, or once
-    it is said that no candidate run has a verdict to pin (then none is).
+    Candidates come from the syntax tree of each source file changed since REV (or by the
+    one commit --commit names; Python for pytest's tests, JavaScript and TypeScript for
+    node's), on its changed lines only (the tests' side excluded, as for --since): a boundary
+    moved, a comparison inverted, a call bypassed, a character class narrowed, a default
+    changed... at most one per line and two of an operator, decisions before blunt changes
+    (--max), spread over the changed functions. They run against the tests named with
+    --test (else the tests of the specs whose mutations cover a changed file, else of those
+    whose evidence records loading one, else the project's tests; with the test files the
+    change touched) as verify runs them, the working tree included. The draft (a spec in the
+    usual format, its expectBaselinePass measured) lists the survivors first, marked for
+    review, then the caught; the console ends with each survivor's file:line and diff. Exit 0
+    once the draft is written, or once it is said that no candidate run has a verdict to pin
+    (then none is).
     """
     from mutharness.reports.console import Console
 
@@ -409,10 +411,12 @@ def suggest_command(
         from mutharness.commands import suggest as command
         from mutharness.errors import SuggestError
 
-        if not since:
+        if not since and not commit_rev:
             raise SuggestError("", "no revision to start from",
-                               "name the commit the change starts from: --since REV")
-        request = command.Request(since, tests, most, draft, all_lines, jobs)
+                               "name the commit the change starts from: --since REV (or the "
+                               "one commit to suggest for: --commit REV)")
+        request = command.Request(since or "", tests, most, draft, all_lines, jobs,
+                                  commit_rev or "")
         return command.run(console, _given(given), request, config)
 
     _run_command(console, body, "suggesting mutations")

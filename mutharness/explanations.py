@@ -141,11 +141,13 @@ and what to do. Exit 2. Name an existing base with `--base`, or the tests with `
     "SuggestError": Explanation(
         '`suggest` cannot be set up',
         """\
-Its revision, what is wrong (no `--since`, nothing changed since it, no test file changed,
-none named and no spec's evidence records loading a changed file, a baseline that cannot be
-trusted) and what to do (for a baseline, its own remedy: an installed copy's is an editable
-install). Exit 2. Name the revision the change started from with `--since REV`, the tests with
-`--test`.
+Its revision and flag, what is wrong (no `--since` or `--commit`, both given, a `--commit`
+that names no commit or a merge, nothing changed since it, no test to run: none named, no
+spec covering or recording a changed file and no test file in the project, a baseline that
+cannot be trusted) and what to do (for a merge, one of its commits or `--since` its first
+parent; for a baseline, its own remedy: an installed copy's is an editable install). Exit 2.
+Name the revision the change started from with `--since REV` (or the one commit with
+`--commit REV`), the tests with `--test`.
 """),
     "NothingSelected": Explanation(
         '`--since` selected no spec',

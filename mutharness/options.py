@@ -287,7 +287,7 @@ FLAGS: Final[tuple[Flag, ...]] = (  # in the order --help lists them under their
          helps=(("check", _SINCE),
                 ("suggest", "The revision the change starts from: its lines changed since "
                             "(committed, uncommitted, untracked) get the candidates. "
-                            "Required."))),
+                            "Required, unless --commit names the change."))),
     Flag(("--all",), "all_specs", FlagKind.SWITCH, frozenset({"baseline"}), Heading.SELECTION,
          "Every spec in specs-dir (specs/, else test/mutations/): what naming no SPEC "
          "measures too, as verify and check take them."),
@@ -302,24 +302,31 @@ FLAGS: Final[tuple[Flag, ...]] = (  # in the order --help lists them under their
          "A test file or id to run [default: the SPECs' tests, else the test files changed "
          "since REV].", metavar="PATH_OR_ID",
          helps=(("suggest", "A test file or id to run the candidates against (repeatable) "
-                            "[default: the test files changed since REV, else the tests of "
-                            "the specs whose evidence records loading a changed file]."),)),
+                            "[default: the tests of the specs whose mutations cover a changed "
+                            "file, else of those whose evidence records loading one, else the "
+                            "project's tests (tests/, test/); with the test files the change "
+                            "touched]."),)),
     Flag(("--expect-red",), "expect_red", FlagKind.TEXTS, frozenset({"redfirst"}),
          Heading.SELECTION, "A test (or file) that must fail with the fix reverted.",
          metavar="ID"),
     Flag(("--keep",), "keep", FlagKind.TEXTS, frozenset({"redfirst"}), Heading.SELECTION,
          "A file or directory on the tests' side: never reverted (a helper outside a tests/ "
          "directory).", metavar="PATH"),
-    Flag(("--commit",), "commit_rev", FlagKind.TEXT, frozenset({"merge"}), Heading.SELECTION,
+    Flag(("--commit",), "commit_rev", FlagKind.TEXT, frozenset({"merge", "suggest"}),
+         Heading.SELECTION,
          "The commit the shards ran at, when it is not HEAD (never with --evidence: evidence "
-         "is written only of the tree it goes into).", metavar="REV"),
+         "is written only of the tree it goes into).", metavar="REV",
+         helps=(("suggest", "That one commit's change alone (its parent to it, not a merge), "
+                            "its lines followed to where they are at HEAD, where it runs: "
+                            "instead of --since, which takes every later commit too."),)),
     Flag(("--all-lines",), "all_lines", FlagKind.TEXTS, frozenset({"suggest"}),
          Heading.SELECTION, "Count every line of this source file as changed (repeatable).",
          metavar="FILE"),
     Flag(("--max",), "most", FlagKind.COUNT, frozenset({"suggest"}), Heading.SELECTION,
-         "Keep at most N candidates: each changed function's most valuable first (a guard "
-         "removed, a boundary moved, a comparison inverted before a swapped argument), one "
-         "per line.", metavar="N", minimum=1, maximum=200, default=7),
+         "Keep at most N candidates: each changed function's most valuable first (a "
+         "boundary moved, a comparison inverted, a call bypassed, a character class narrowed "
+         "before a guard removed or a return made neutral), one per line, at most two of an "
+         "operator.", metavar="N", minimum=1, maximum=200, default=7),
     Flag(("--allow-dirty",), "allow_dirty", FlagKind.SWITCH,
          frozenset({"verify", "baseline", "redfirst"}), Heading.SELECTION,
          "Include uncommitted changes (their bytes) instead of refusing a dirty tree."),

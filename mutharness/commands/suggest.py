@@ -21,23 +21,28 @@ from mutharness.commands.prepare import (
     settings_of,
     specs_directory,
 )
-from mutharness.errors import SpecError, SuggestError
+from mutharness.errors import GitError, SpecError, SuggestError
 from mutharness.lab.logs import shown
-from mutharness.model.affected import fix_files
+from mutharness.model.affected import Records, fix_files
 from mutharness.model.anchors import Splice, locate, unified_diff
 from mutharness.model.pins import PinState
 from mutharness.model.results import MutationResult, RunResult
 from mutharness.model.spec import Spec, display_name, read_specs
 from mutharness.model.verdict import Verdict
 from mutharness.options import SINCE_RECORDS
+from mutharness.paths import visible as shown_path
 from mutharness.repo.files import write_atomic
-from mutharness.repo.source import SourceRepo, status_paths
+from mutharness.repo.git import run_git
+from mutharness.repo.source import SourceRepo, added_lines, status_paths
 from mutharness.reports.console import Console, PinConsole
+from mutharness.runners.registry import DEFAULT, runner_kind
 from mutharness.signals import interrupts
 from mutharness.static_check import tracked_with
-from mutharness.suggest.candidates import Anchored, Candidate, anchored, one_per_line, spread
+from mutharness.suggest.candidates import PER_OPERATOR, Anchored, Candidate, anchored, chosen
 from mutharness.suggest.javascript import SUFFIXES, javascript_candidates
+from mutharness.suggest.lines import carried
 from mutharness.suggest.python import python_candidates
+from mutharness.suggest.sources import Source, read_source
 
 DRAFT = "suggest/draft.json"  # under the run directory, unless --out names another file
 RUNNING = "suggest/run"  # the spec the run measures, named as the draft: a failed run leaves
@@ -59,12 +64,103 @@ REVIEW = ("SURVIVED: no test failed. Strengthen the tests until it is CAUGHT, or
 class Request:
     """What `mutharness suggest` was asked."""
 
-    rev: str
-    tests: tuple[str, ...] = ()  # --test entries; else changed test files; else recorded
+    rev: str  # --since ("" with --commit)
+    tests: tuple[str, ...] = ()  # --test entries; else the specs' or the project's
     most: int = 7  # --max: the candidates kept
     out: Path | None = None  # --out: the draft's file
     all_lines: tuple[str, ...] = ()  # --all-lines: files whose every line counts as changed
     jobs: int = 1
+    commit: str = ""  # --commit: that one commit's change alone
+
+    @property
+    def flag(self) -> tuple[str, str]:
+        """The flag naming the change, and its revision, as the user gave them."""
+        return ("--commit", self.commit) if self.commit else ("--since", self.rev)
+
+    def refused(self, problem: str, remedy: str = "") -> SuggestError:
+        """The error of this request: a `--commit` one says so."""
+        if self.commit:
+            return CommitRefused(self.commit, problem, remedy)
+        return SuggestError(self.rev, problem, remedy)
+
+
+class CommitRefused(SuggestError):
+    """`suggest --commit REV` cannot be set up: SuggestError, said of the flag given."""
+
+    words = "suggest --commit"
+
+    @property
+    def kind(self) -> str:
+        """Explained as every SuggestError is."""
+        return "SuggestError"
+
+
+@dataclass(frozen=True)
+class Change:
+    """What `suggest` mutates: the paths changed, each one's changed lines in the working
+    tree, and the words and the draft's record of the change."""
+
+    paths: tuple[str, ...]
+    lines: Mapping[str, frozenset[int]] | None  # --commit's, worked out; else asked of git
+    base: str  # the commit the lines differ from (--commit: the commit itself, carried on)
+    said: str  # "since HEAD~1 (3b88573e5ed3)", "of commit HEAD~2 (0123456789ab)"
+    record: Mapping[str, str]  # the draft's `_suggested`, but for --max
+    untracked: frozenset[str] = frozenset()  # every line of these is changed
+    lost: int = 0  # --commit: its lines a later change changed again
+
+
+def _since(source: SourceRepo, request: Request, changes: Sequence[str]) -> Change:
+    """Every line changed since REV (from where HEAD's history meets it): committed,
+    uncommitted, untracked."""
+    named = source.base_commit(request.rev)
+    base = source.fork_point(named) or named  # a branch main moved past: where they meet
+    paths = tuple(sorted(set(source.committed_since(base)) | set(status_paths(changes))))
+    untracked = frozenset(line[3:] for line in changes if line.startswith("?? "))
+    return Change(paths, None, base, f"since {request.rev} ({base[:12]})",
+                  {"since": request.rev, "base": base}, untracked)
+
+
+def _commit(source: SourceRepo, request: Request) -> Change:
+    """The lines one commit changed (its parent to it), where they are in the working tree;
+    those a later change changed again left out, counted. Refused: a name that is no commit,
+    a merge (no one parent to compare with)."""
+    rev = request.commit
+    if request.rev:
+        raise request.refused(
+            f"--since {request.rev} names a change too",
+            "give one: --commit REV for that commit's change alone, --since REV for every "
+            "change since REV (later commits included)")
+    try:
+        sha = source.base_commit(rev)
+    except GitError as error:
+        problem = error.what.removeprefix(f"{rev} ")
+        raise request.refused(problem, error.remedy) from error
+    [_, *parents] = _git(source, ["rev-list", "--parents", "-n", "1", sha]).split()
+    if len(parents) > 1:
+        raise request.refused(
+            f"is a merge of {len(parents)} commits "
+            f"({', '.join(parent[:12] for parent in parents)}): its change has no one parent",
+            f"name one of the commits it merges, or suggest for all it brought in: --since "
+            f"{parents[0][:12]}")
+    diff = ["--no-renames", "--no-ext-diff", "--no-textconv", "--no-color"]
+    listed = _git(source, ["diff-tree", "--root", "--no-commit-id", "-r", "--name-only", "-z",
+                           *diff, sha])
+    paths = tuple(sorted(path for path in listed.split("\0") if path))
+    lines: dict[str, frozenset[int]] = {}
+    lost = 0
+    for path in paths:
+        made = added_lines(_git(source, ["--literal-pathspecs", "diff-tree", "--root", "-p",
+                                         "-U0", *diff, sha, "--", path]))
+        since = _git(source, ["--literal-pathspecs", "diff", "-U0", *diff, sha, "--", path])
+        lines[path], gone = carried(made, since)
+        lost += gone
+    return Change(paths, lines, sha, f"of commit {rev} ({sha[:12]})",
+                  {"commit": rev, "sha": sha}, lost=lost)
+
+
+def _git(source: SourceRepo, args: list[str]) -> str:
+    return run_git(source.git, source.root, args, source.neutral,
+                   strip_newline_in_stdout=False)
 
 
 def run(console: Console, cli_options: Mapping[str, Any], request: Request,
@@ -73,36 +169,40 @@ def run(console: Console, cli_options: Mapping[str, Any], request: Request,
     draft is written (its survivors are for the author, not a failed gate), or once it is
     said that nothing could be drafted."""
     source = open_repository()
-    named = source.base_commit(request.rev)
-    base = source.fork_point(named) or named  # a branch main moved past: where they meet
     changes = source.changes()
-    changed = tuple(sorted(set(source.committed_since(base)) | set(status_paths(changes))
-                           | set(request.all_lines)))
+    change = _commit(source, request) if request.commit else _since(source, request, changes)
+    changed = tuple(sorted(set(change.paths) | set(request.all_lines)))
     tracked = frozenset(tracked_with(source, status_paths(changes)))
     if not changed:
-        raise SuggestError(request.rev, "nothing changed since: there is no line to mutate",
-                           "name the commit the change starts from, e.g. --since HEAD~1")
-    recorded = () if request.tests or changed_tests(changed, tracked) else tuple(
-        spec for spec in _recorded(source, changed, cli_options, config)
-        if spec.runner in _runners_of(changed))
-    runner, tests = chosen_tests(
-        request.tests, recorded, changed, tracked,
-        lambda problem, remedy: SuggestError(request.rev, problem, remedy),
-        "name the tests with --test PATH_OR_ID (or verify a spec of them into evidence, "
-        "whose record then names them)")
-    untracked = frozenset(line[3:] for line in changes if line.startswith("?? "))
-    texts, candidates, (files, examined) = _candidates(source, base, request, changed, runner,
-                                                       tests, untracked)
-    lines = one_per_line(candidates)
-    kept = spread(lines, request.most)
-    drafted = [made for made in (anchored(texts[c.file], c) for c in kept) if made is not None]
-    console.line(f"suggest: {len(candidates)} candidate(s) on {len(lines)} of {examined} "
-                 f"changed line(s) since {request.rev} ({base[:12]}) in {files} file(s); "
-                 f"{len(drafted)} "
-                 f"kept (one a line, at most --max {request.most}); tests: {' '.join(tests)}")
-    if recorded:
-        console.line(f"  (no test file changed: the tests of {', '.join(s.path for s in recorded)}"
-                     ", whose evidence records loading a changed file)")
+        if request.commit:
+            raise request.refused("changes no file: there is no line to mutate",
+                                  "name a commit that changes source lines")
+        raise request.refused("nothing changed since: there is no line to mutate",
+                              "name the commit the change starts from, e.g. --since HEAD~1")
+    runner, tests, why = _tests(source, request, changed, tracked, cli_options, config)
+    read = _candidates(source, change, request, changed, runner, tests)
+    candidates = read.candidates
+    lines = len({(c.file, c.line) for c in candidates})
+    drafted, unanchored = _drafted(source, read, request.most,
+                                   frozenset(status_paths(changes)))
+    console.line(f"suggest: {len(candidates)} candidate(s) on {lines} of {read.examined} "
+                 f"changed line(s) {change.said} in {read.files} file(s); "
+                 f"{len(drafted)} kept (one a line, at most {PER_OPERATOR} of an operator, "
+                 f"at most --max {request.most}); tests: {' '.join(tests)}")
+    if read.unread:
+        console.line(f"  {len(read.unread)} file{'s' if len(read.unread) > 1 else ''} not "
+                     "read: " + "; ".join(f"{shown_path(path)} ({why})"
+                                          for path, why in read.unread), "yellow")
+    if unanchored:
+        console.line(f"  {len(unanchored)} candidate(s) left out: no anchor of whole lines "
+                     "verify finds (it reads anchors as UTF-8) names them in the file's bytes: "
+                     + ", ".join(f"{shown_path(c.file)}:{c.line}" for c in unanchored),
+                     "yellow")
+    if change.lost:
+        console.line(f"  {change.lost} of the commit's changed line(s) changed again since: "
+                     "left out (a later commit's now)")
+    if why:
+        console.line(f"  ({why})")
     out = request.out or source.run_dir / DRAFT
     if not drafted:
         console.line("no candidate to run: nothing is drafted")
@@ -111,18 +211,18 @@ def run(console: Console, cli_options: Mapping[str, Any], request: Request,
     run_dir = source.ensure_run_dir()
     draft = run_dir / RUNNING / (out.stem + ".json")
     draft.parent.mkdir(parents=True, exist_ok=True)
-    command = ("mutharness", "suggest", "--since", request.rev)
+    command = ("mutharness", "suggest", *request.flag)
     # a pin of 1 until the measurement: the format wants a positive count, the run its own
-    write_atomic(draft, _dumped(_document(tests, 1, drafted, request, base)))
+    write_atomic(draft, _dumped(_document(tests, 1, drafted, request, change)))
     settings = settings_of((draft,), cli_options, config, True, command,
                            json_path=run_dir / RESULTS, jobs=request.jobs)
     with interrupts():
         [pin] = baseline.measure(settings, _Quiet(), os.environ, 1, lambda pin: None)
         if pin.state is PinState.UNTRUSTWORTHY:
-            raise SuggestError(request.rev, f"the tests' baseline cannot be trusted: "
-                               f"{pin.reason}", "\n  ".join(pin.detail) or
-                               "make the tests pass at the working tree first")
-        write_atomic(draft, _dumped(_document(tests, pin.total, drafted, request, base)))
+            raise request.refused(f"the tests' baseline cannot be trusted: {pin.reason}",
+                                  "\n  ".join(pin.detail) or
+                                  "make the tests pass at the working tree first")
+        write_atomic(draft, _dumped(_document(tests, pin.total, drafted, request, change)))
         result = verify.execute(settings, console, os.environ)
     [spec] = result.specs or [None]
     if result.interrupted is not None or result.error is not None or spec is None or (
@@ -131,7 +231,7 @@ def run(console: Console, cli_options: Mapping[str, Any], request: Request,
         console.line(f"no draft: {said}", "red")
         _earlier(console, out)
         return int(result.exit_code())
-    final = _final(result, tests, pin.total, drafted, request, base)
+    final = _final(result, tests, pin.total, drafted, request, change)
     if not final["mutations"]:  # a spec needs one: nothing to pin is said, never drafted
         console.results(settings.json_path or run_dir / RESULTS)
         console.line(f"no draft: none of the {len(drafted)} candidate(s) run has a verdict "
@@ -144,28 +244,95 @@ def run(console: Console, cli_options: Mapping[str, Any], request: Request,
     out.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(out, _dumped(final))
     console.results(settings.json_path or run_dir / RESULTS)
-    _survivors(console, result, drafted, texts)
+    _survivors(console, result, drafted, read.sources)
     console.line(f"draft: {shown(out)} (survivors first; copy it into your specs and "
                  "commit it)")
     return 0
 
 
-def _recorded(source: SourceRepo, changed: Sequence[str], cli_options: Mapping[str, Any],
-              config: Path | None) -> tuple[Spec, ...]:
-    """The project's specs whose last run's record (their committed evidence facts: every
-    file of the checkout their tests loaded) holds a changed file; none without specs or
-    records. A spec that does not parse is passed over: `check` and `verify` name it."""
+NAMING = ("name the tests with --test PATH_OR_ID (or verify a spec of them into evidence, "
+          "whose record then names them)")
+PROJECT_TESTS = ("tests", "test")  # the directories that hold a project's tests, first first
+
+
+def _tests(source: SourceRepo, request: Request, changed: tuple[str, ...],
+           known: frozenset[str], cli_options: Mapping[str, Any],
+           config: Path | None) -> tuple[str, tuple[str, ...], str]:
+    """(runner, test entries, how they were chosen, for the console): the entries --test
+    names; else, for the runner whose tests test the changed source files, the tests of the
+    specs whose mutations cover a changed file, else of the specs whose committed evidence
+    records loading one, else the project's tests (`_project_tests`), each with the test
+    files the change touched; with no such source file, the test files changed."""
+    if request.tests:
+        return (*chosen_tests(request.tests, (), changed, known, request.refused, NAMING), "")
+    runners = _runners_of(changed)
+    if not runners:  # only tests (or other files) changed: nothing to mutate but theirs
+        return (*chosen_tests((), (), changed, known, request.refused, NAMING), "")
+    specs, records = _specs(source, cli_options, config)
+    wanted = set(changed)
+    covering = tuple(spec for spec in specs if spec.runner in runners
+                     and any(mutation.file in wanted for mutation in spec.mutations))
+    recorded = tuple(spec for spec in specs if spec.runner in runners
+                     and (record := records.get(spec.id)) is not None and record.files & wanted)
+    touched = changed_tests(changed, known)
+    if covering or recorded:
+        named = covering or recorded
+        runner, tests = chosen_tests((), named, changed, known, request.refused, NAMING)
+        whose = ("whose mutations cover a changed file" if covering
+                 else "whose evidence records loading a changed file")
+        said = f"the tests of {', '.join(spec.path for spec in named)}, {whose}"
+    else:
+        if len(runners) > 1:
+            raise request.refused(
+                "source files of several runners changed and no spec covers them or records "
+                "loading them", "name one runner's tests with --test PATH_OR_ID")
+        [runner] = runners
+        tests = _project_tests(source, runner, known)
+        if not tests:
+            raise request.refused(
+                f"no spec covers a changed file, no evidence records loading one, and the "
+                f"project has no {runner} test file", NAMING)
+        said = ("no spec covers a changed file and no evidence records loading one: the "
+                f"project's tests, {' '.join(tests)}")
+    kind = runner_kind(runner)
+    own = tuple(path for path in touched.get(runner, ())
+                if not any(path == kind.entry_path(entry)
+                           or path.startswith(kind.entry_path(entry) + "/") for entry in tests))
+    if own:
+        said += "; and the test files the change touched"
+    return runner, tests + own, said
+
+
+def _project_tests(source: SourceRepo, runner: str, tracked: frozenset[str]) -> tuple[
+        str, ...]:
+    """The project's tests for `runner`: its test files (by the runner's names) in the first
+    of `tests/`, `test/` that holds one, else wherever they are; pytest's as the directory,
+    node's a file each (a directory names no runner: a spec's runner is told from its
+    files)."""
+    kind = runner_kind(runner)
+    modules = sorted(path for path in tracked if kind.is_test_module(path)
+                     and "node_modules/" not in f"/{path}"
+                     and source.root.joinpath(*path.split("/")).is_file())
+    for directory in PROJECT_TESTS:
+        inside = [path for path in modules if path.startswith(directory + "/")]
+        if inside:
+            return (directory,) if runner == DEFAULT else tuple(inside)
+    return tuple(modules)
+
+
+def _specs(source: SourceRepo, cli_options: Mapping[str, Any],
+           config: Path | None) -> tuple[tuple[Spec, ...], Records]:
+    """The project's specs (none without a specs directory; one that does not parse is
+    passed over: `check` and `verify` name it), and each one's record of its last run (its
+    committed evidence facts: every file of the checkout its tests loaded)."""
     options = project_options(source, cli_options, config)
     directory = specs_directory(source, options)
     try:
         paths = expand((directory,)) if directory.is_dir() else ()
     except SpecError:  # a directory with no *.json
-        return ()
+        return (), {}
     specs, _ = read_specs(paths, [display_name(path, source.root) for path in paths])
-    records = last_runs(source, options[SINCE_RECORDS], specs)
-    wanted = set(changed)
-    return tuple(spec for spec in specs
-                 if (record := records.get(spec.id)) is not None and record.files & wanted)
+    return tuple(specs), last_runs(source, options[SINCE_RECORDS], specs)
 
 
 def _earlier(console: Console, out: Path) -> None:
@@ -188,16 +355,27 @@ class _Quiet(PinConsole):
         """Nothing: verify's head line follows."""
 
 
+@dataclass(frozen=True)
+class _Read:
+    """The changed source files the runner's tests test, as read, and their candidates."""
+
+    sources: dict[str, Source]  # the files with a candidate
+    candidates: list[Candidate]
+    files: int  # the files read
+    examined: int  # their changed lines
+    unread: list[tuple[str, str]]  # (a file that could not be read, why)
+
+
 def _candidates(
-    source: SourceRepo, base: str, request: Request, changed: tuple[str, ...], runner: str,
-    tests: tuple[str, ...], untracked: frozenset[str],
-) -> tuple[dict[str, str], list[Candidate], tuple[int, int]]:
-    """The texts of the changed source files the runner's tests test (Python for pytest,
-    JavaScript and TypeScript for node), every candidate on their changed lines (all lines
-    of an --all-lines file), and how many files and lines they were looked for on."""
+    source: SourceRepo, change: Change, request: Request, changed: tuple[str, ...],
+    runner: str, tests: tuple[str, ...],
+) -> _Read:
+    """The changed source files the runner's tests test (Python for pytest, JavaScript and
+    TypeScript for node), read as their language reads them (`sources.read_source`), every
+    candidate on their changed lines (all lines of an --all-lines file), how many files and
+    lines they were looked for on, and the files that could not be read, with why."""
     code = fix_files(changed, runner, tests, (), ("specs", "evidence", ".mutharness"))
-    texts: dict[str, str] = {}
-    found: list[Candidate] = []
+    read = _Read({}, [], 0, 0, [])
     files = examined = 0
     for path in code:
         file = source.root.joinpath(*path.split("/"))
@@ -205,19 +383,58 @@ def _candidates(
         if reader is None or reader[0] != runner or file.is_symlink() or not file.is_file():
             continue
         try:
-            text = file.read_bytes().decode("utf-8")
-        except (OSError, UnicodeDecodeError):
+            found = read_source(path, file.read_bytes())
+        except OSError as error:
+            found = f"cannot be read: {error.strerror or error}"
+        if not isinstance(found, Source):
+            read.unread.append((path, found))
             continue
+        text = found.text
         # git's count of a file's lines: the last one need not end in a newline; none if empty
         every = range(1, text.count("\n") + (bool(text) and not text.endswith("\n")) + 1)
-        lines = (every if path in request.all_lines or path in untracked
-                 else source.changed_lines(base, path))
+        lines = (every if path in request.all_lines or path in change.untracked
+                 else change.lines.get(path, frozenset()) if change.lines is not None
+                 else source.changed_lines(change.base, path))
         files, examined = files + 1, examined + len(lines)
         made = reader[1](path, text, lines)
         if made:
-            texts[path] = text
-            found.extend(made)
-    return texts, found, (files, examined)
+            read.sources[path] = found
+            read.candidates.extend(made)
+    return _Read(read.sources, read.candidates, files, examined, read.unread)
+
+
+def _drafted(source: SourceRepo, read: _Read, most: int, dirty: frozenset[str]) -> tuple[
+        list[Anchored], list[Candidate]]:
+    """The kept candidates (`chosen`), each with an anchor the run finds (`anchored`: in the
+    working tree's bytes; in HEAD's as checked out too, for a file the run takes from
+    HEAD); a kept one with none is replaced by the next choice. Returns the drafted and the
+    candidates left out for want of an anchor."""
+    pool = list(read.candidates)
+    unanchored: list[Candidate] = []
+    grown: dict[Candidate, Anchored | None] = {}
+    while True:
+        kept = chosen(pool, most)
+        for candidate in kept:
+            if candidate not in grown:
+                found = anchored(read.sources[candidate.file], candidate)
+                grown[candidate] = (found if found is not None
+                                    and _found_at_head(source, found, dirty) else None)
+        bad = [candidate for candidate in kept if grown[candidate] is None]
+        if not bad:
+            return [made for candidate in kept if (made := grown[candidate]) is not None], \
+                unanchored
+        unanchored.extend(bad)
+        pool = [candidate for candidate in pool if candidate not in bad]
+
+
+def _found_at_head(source: SourceRepo, made: Anchored, dirty: frozenset[str]) -> bool:
+    """Whether the run, which takes a file the working tree does not change from HEAD's
+    checkout, finds the anchor there too (a checkout's filters may write other bytes)."""
+    path = made.candidate.file
+    if path in dirty:
+        return True
+    data = source.bytes_at(source.head, path)
+    return data is not None and isinstance(locate(data, made.anchor, made.replacement), Splice)
 
 
 def _mutation(made: Anchored) -> dict[str, Any]:
@@ -228,16 +445,16 @@ def _mutation(made: Anchored) -> dict[str, Any]:
 
 
 def _document(tests: tuple[str, ...], passing: int, drafted: Sequence[Anchored],
-              request: Request, base: str) -> dict[str, Any]:
+              request: Request, change: Change) -> dict[str, Any]:
     return {
         "tests": list(tests), "expectBaselinePass": passing,
         "mutations": [_mutation(made) for made in drafted],
-        "_suggested": {"since": request.rev, "base": base, "max": request.most},
+        "_suggested": {**change.record, "max": request.most},
     }
 
 
 def _final(result: RunResult, tests: tuple[str, ...], passing: int,
-           drafted: Sequence[Anchored], request: Request, base: str) -> dict[str, Any]:
+           drafted: Sequence[Anchored], request: Request, change: Change) -> dict[str, Any]:
     """The draft as the run left it: survivors first, marked for review; the caught after;
     the candidates with no verdict left out, each with why."""
     [spec] = result.specs
@@ -254,7 +471,7 @@ def _final(result: RunResult, tests: tuple[str, ...], passing: int,
         else:
             left.append({"name": entry["name"], "file": entry["file"], "line": entry["_line"],
                          "verdict": outcome.verdict.value, "why": outcome.reason})
-    document = _document(tests, passing, drafted, request, base)
+    document = _document(tests, passing, drafted, request, change)
     document["mutations"] = survived + caught
     if left:
         document["_left_out"] = left
@@ -262,14 +479,14 @@ def _final(result: RunResult, tests: tuple[str, ...], passing: int,
 
 
 def _survivors(console: Console, result: RunResult, drafted: Sequence[Anchored],
-               texts: Mapping[str, str]) -> None:
+               sources: Mapping[str, Source]) -> None:
     """The actionable part: each survivor with file:line and its diff."""
     [spec] = result.specs
     for made, outcome in _paired(drafted, spec.mutations):
         if outcome.verdict is not Verdict.SURVIVED or outcome.never_imported:
             continue
         candidate = made.candidate
-        data = texts[candidate.file].encode("utf-8")
+        data = sources[candidate.file].data
         splice = locate(data, made.anchor, made.replacement)
         # the line verify names (where the anchor starts), and the mutated one when it differs
         at = splice.line if isinstance(splice, Splice) else candidate.line

@@ -1,37 +1,46 @@
 """The candidates `suggest` proposes, whatever the language: the operators reviewers find
-productive, each candidate's exact bytes, its anchor grown to occur exactly once, and which
-candidates are kept (one per line, the most valuable first, spread over the functions)."""
+productive, ranked decisions first and blunt changes last, each candidate's exact text, its
+anchor grown until `verify` finds it exactly once in the file's bytes, and which candidates
+are kept (one a line, at most two of an operator, spread over the functions)."""
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Sequence
+import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from mutharness.model.anchors import Splice, locate
+from mutharness.model.anchors import Splice, locate, uses_crlf
 from mutharness.paths import visible
+from mutharness.suggest.sources import Source
 
 
 class Operator(Enum):
     """A kind of defect a candidate models; its value is the name the draft records."""
 
-    GUARD_REMOVED = "guard-removed"  # a guard's raise/throw or early return taken out
     BOUNDARY = "boundary"  # < and <=, > and >= swapped
     NEGATED_COMPARISON = "negated-comparison"  # == and !=, is and is not, in and not in
     CONSTANT_BOUNDARY = "constant-boundary"  # an integer a comparison tests, moved by one
-    NEGATED_CONDITION = "negated-condition"  # an if's or while's condition negated
     BOOLEAN_SWAP = "boolean-swap"  # and and or swapped
-    NEUTRAL_RETURN = "neutral-return"  # a returned value replaced by a neutral one
-    CALL_REMOVED = "call-removed"  # a call made for its effect taken out
+    CALL_BYPASSED = "call-bypassed"  # a call whose result is used: its input used instead
+    CLASS_NARROWED = "class-narrowed"  # a regular expression's [...] class loses a member
     DEFAULT_CHANGED = "default-changed"  # a parameter's default changed
-    SWAPPED_ARGUMENTS = "swapped-arguments"  # two positional arguments of one kind swapped
+    BRANCH_FIXED = "branch-fixed"  # a conditional expression always takes one branch
+    ELSE_REMOVED = "else-removed"  # an if's else body never runs
+    GUARD_REMOVED = "guard-removed"  # a guard's raise/throw or early return taken out
     AWAIT_DROPPED = "await-dropped"  # an await taken out (JavaScript, TypeScript)
+    CALL_REMOVED = "call-removed"  # a call made for its effect taken out
+    NEGATED_CONDITION = "negated-condition"  # an if's or while's condition negated
+    SWAPPED_ARGUMENTS = "swapped-arguments"  # two positional arguments of one kind swapped
+    NEUTRAL_RETURN = "neutral-return"  # a returned value replaced by a neutral one
 
     @property
     def value_rank(self) -> int:
-        """How likely reviewers find such a mutant useful (higher first): a guard or a
-        boundary a test should pin before a swapped argument."""
+        """What a reviewer learns from such a mutant (higher first): a decision a test should
+        pin (a boundary, a comparison, a boolean operator, a call or a character class the
+        fix added, a default, a branch) before a blunt change (a guard or a call taken out, a
+        condition negated, a whole return made neutral)."""
         return RANKS[self]
 
     @property
@@ -40,25 +49,26 @@ class Operator(Enum):
         return DESCRIPTIONS[self]
 
 
-RANKS = {
-    Operator.GUARD_REMOVED: 10, Operator.BOUNDARY: 9, Operator.NEGATED_COMPARISON: 8,
-    Operator.CONSTANT_BOUNDARY: 7, Operator.NEGATED_CONDITION: 6, Operator.BOOLEAN_SWAP: 6,
-    Operator.AWAIT_DROPPED: 5, Operator.NEUTRAL_RETURN: 5, Operator.CALL_REMOVED: 4,
-    Operator.DEFAULT_CHANGED: 3, Operator.SWAPPED_ARGUMENTS: 2,
-}
+RANKS = {operator: rank for rank, operator in enumerate(reversed(Operator), 1)}  # in order
 DESCRIPTIONS = {
-    Operator.GUARD_REMOVED: "the guard is removed",
     Operator.BOUNDARY: "the boundary moves",
     Operator.NEGATED_COMPARISON: "the comparison is inverted",
     Operator.CONSTANT_BOUNDARY: "the limit is off by one",
-    Operator.NEGATED_CONDITION: "the condition is negated",
     Operator.BOOLEAN_SWAP: "and/or are swapped",
-    Operator.NEUTRAL_RETURN: "a neutral value is returned",
-    Operator.CALL_REMOVED: "the call is skipped",
+    Operator.CALL_BYPASSED: "the call is bypassed",
+    Operator.CLASS_NARROWED: "the character class narrows",
     Operator.DEFAULT_CHANGED: "the default changes",
-    Operator.SWAPPED_ARGUMENTS: "the arguments are swapped",
+    Operator.BRANCH_FIXED: "one branch is always taken",
+    Operator.ELSE_REMOVED: "the else is removed",
+    Operator.GUARD_REMOVED: "the guard is removed",
     Operator.AWAIT_DROPPED: "the await is dropped",
+    Operator.CALL_REMOVED: "the call is skipped",
+    Operator.NEGATED_CONDITION: "the condition is negated",
+    Operator.SWAPPED_ARGUMENTS: "the arguments are swapped",
+    Operator.NEUTRAL_RETURN: "a neutral value is returned",
 }
+PER_OPERATOR = 2  # candidates of one operator a draft keeps at most
+WHEN_ALONE = frozenset({Operator.NEUTRAL_RETURN})  # kept only on a line with nothing else
 
 
 @dataclass(frozen=True)
@@ -101,16 +111,6 @@ class Anchored:
 SHOWN_MOST = 60  # characters of source text a draft's name repeats
 
 
-def _once(data: bytes, anchor: str) -> bool:
-    """Whether `anchor` occurs exactly once in `data`, as `check` counts (`anchors.locate`);
-    two occurrences, found at once, answer without counting them all."""
-    for needle in {anchor.encode("utf-8"), anchor.replace("\n", "\r\n").encode("utf-8")}:
-        first = data.find(needle)
-        if first >= 0 and data.find(needle, first + 1) >= 0:
-            return False
-    return isinstance(locate(data, anchor, anchor), Splice)
-
-
 def _line_starts(text: str) -> list[int]:
     """Where each line of `text` starts, and its end: lines end at "\n" only, as anchors'."""
     starts = [0]
@@ -123,67 +123,153 @@ def _line_starts(text: str) -> list[int]:
     return starts
 
 
-def grow_anchor(text: str, start: int, end: int) -> tuple[int, int] | None:
-    """Where the anchor of [start, end) lies in `text`: the fewest whole lines around it that
-    occur exactly once (as `check` counts them, in the LF form `anchored` gives), lines below
-    preferred to lines above among runs of one length (so the anchor starts on the mutated
-    line, the line verify reports, wherever it can); None when the span is empty."""
+def _twice(data: bytes, needle: bytes) -> bool:
+    """Whether `needle` occurs twice: said at once, without counting them all."""
+    first = data.find(needle)
+    return first >= 0 and data.find(needle, first + 1) >= 0
+
+
+def anchored(source: Source | str, candidate: Candidate) -> Anchored | None:
+    """The candidate as a spec mutation whose anchor `verify` finds exactly once in the file's
+    bytes, at the candidate, and whose splice there gives the candidate's text (in the file's
+    encoding): the fewest whole lines around it that do, lines below preferred to lines above
+    among runs of one length (so the anchor starts on the mutated line, the line verify
+    reports, wherever it can). Each run in LF form first (`check` and `verify` find an LF
+    anchor in a CRLF file, not the other way), else as the file has it (CRLF lines pasted
+    into an LF file). None when no run does: a line of a file in another encoding than UTF-8
+    whose text no UTF-8 anchor matches, or an empty span."""
+    if isinstance(source, str):
+        source = Source.of_text(source)
+    text, data, encoding = source.text, source.data, source.encoding
+    start, end = candidate.start, candidate.end
     if start >= end:
         return None
-    data = text.encode("utf-8")
+    try:
+        wanted = (text[:start] + candidate.replacement + text[end:]).encode(encoding)
+    except UnicodeEncodeError:
+        return None
     offsets = _line_starts(text)
+    at = [0]  # each line start's byte offset
+    for first_char, next_char in itertools.pairwise(offsets):
+        at.append(at[-1] + len(text[first_char:next_char].encode(encoding)))
     first = bisect.bisect_right(offsets, start) - 1
     last = bisect.bisect_left(offsets, end)  # the run is lines [first, last)
     lines = len(offsets) - 1
+    crlf = uses_crlf(data)
     for extra in range(lines + 1):
         for above in range(min(extra, first) + 1):
             below = extra - above
             if last + below > lines:
                 continue
-            run = offsets[first - above], offsets[last + below]
-            if _once(data, text[run[0]:run[1]].replace("\r\n", "\n")):
-                return run
-    return 0, len(text)
+            top, bottom = first - above, last + below
+            run = text[offsets[top]:offsets[bottom]]
+            replaced = (text[offsets[top]:start] + candidate.replacement
+                        + text[end:offsets[bottom]])
+            forms = [(run.replace("\r\n", "\n"), replaced.replace("\r\n", "\n"))]
+            if "\r\n" in run:
+                forms.append((run, replaced))
+            for anchor, replacement in forms:
+                needle = anchor.encode("utf-8")
+                if _twice(data, needle) or (crlf and _twice(
+                        data, anchor.replace("\n", "\r\n").encode("utf-8"))):
+                    continue
+                splice = locate(data, anchor, replacement)
+                if isinstance(splice, Splice) and (splice.start, splice.end) == (
+                        at[top], at[bottom]) and splice.apply(data) == wanted:
+                    return Anchored(candidate, anchor, replacement)
+    return None
 
 
-def anchored(text: str, candidate: Candidate) -> Anchored | None:
-    """The candidate as a spec mutation, its anchor grown in `text`; anchor and replacement
-    in LF form (`check` and `verify` find an LF anchor in a CRLF file, not the other way)."""
-    grown = grow_anchor(text, candidate.start, candidate.end)
-    if grown is None:
-        return None
-    first, last = grown
-    replacement = (text[first:candidate.start] + candidate.replacement
-                   + text[candidate.end:last])
-    return Anchored(candidate, text[first:last].replace("\r\n", "\n"),
-                    replacement.replace("\r\n", "\n"))
-
-
-def one_per_line(candidates: Iterable[Candidate]) -> list[Candidate]:
-    """The most valuable candidate of each line (the first generated among equals)."""
-    best: dict[tuple[str, int], Candidate] = {}
+def chosen(candidates: Sequence[Candidate], most: int) -> list[Candidate]:
+    """At most `most` candidates, round by round over the changed functions (in the order
+    they appear), so every function has one before any has two: in each round the function
+    whose best remaining candidate is worth most picks first. A function's pick is its most
+    valuable candidate (the first generated among equals) on a line none was kept on, of an
+    operator kept fewer than `PER_OPERATOR` times; a neutral return only on a line with no
+    other candidate. Returned in file and line order."""
+    lines: dict[tuple[str, int], set[Operator]] = {}
     for candidate in candidates:
-        key = (candidate.file, candidate.line)
-        kept = best.get(key)
-        if kept is None or candidate.operator.value_rank > kept.operator.value_rank:
-            best[key] = candidate
-    return sorted(best.values(), key=lambda c: (c.file, c.line))
-
-
-def spread(candidates: Sequence[Candidate], most: int) -> list[Candidate]:
-    """At most `most` candidates: each function's most valuable first, round by round over
-    the functions (in the order they appear), so a change's every function is tried before
-    any has two; within a round, higher value first. Returned in file and line order."""
-    by_function: dict[tuple[str, str], list[Candidate]] = {}
-    for candidate in candidates:
-        by_function.setdefault((candidate.file, candidate.function), []).append(candidate)
-    queues = [sorted(group, key=lambda c: (-c.operator.value_rank, c.line))
+        lines.setdefault((candidate.file, candidate.line), set()).add(candidate.operator)
+    by_function: dict[tuple[str, str], list[tuple[int, Candidate]]] = {}
+    for index, candidate in enumerate(candidates):
+        if candidate.operator in WHEN_ALONE and lines[(candidate.file, candidate.line)] - {
+                candidate.operator}:
+            continue
+        by_function.setdefault((candidate.file, candidate.function), []).append(
+            (index, candidate))
+    queues = [sorted(group, key=lambda each: (-each[1].operator.value_rank, each[0]))
               for group in by_function.values()]
     kept: list[Candidate] = []
-    depth = 0
-    while len(kept) < most and any(depth < len(queue) for queue in queues):
-        round_ = [queue[depth] for queue in queues if depth < len(queue)]
-        round_.sort(key=lambda c: -c.operator.value_rank)
-        kept.extend(round_[:most - len(kept)])
-        depth += 1
+    used: set[tuple[str, int]] = set()
+    counts: dict[Operator, int] = {}
+
+    def best(queue: list[tuple[int, Candidate]]) -> Candidate | None:
+        return next((candidate for _, candidate in queue
+                     if (candidate.file, candidate.line) not in used
+                     and counts.get(candidate.operator, 0) < PER_OPERATOR), None)
+
+    while len(kept) < most:
+        waiting = list(range(len(queues)))
+        picked = False
+        while waiting and len(kept) < most:
+            offers = [(found, place) for place in waiting
+                      if (found := best(queues[place])) is not None]
+            if not offers:
+                break
+            found, place = max(offers, key=lambda offer: (offer[0].operator.value_rank,
+                                                          -offer[1]))
+            kept.append(found)
+            used.add((found.file, found.line))
+            counts[found.operator] = counts.get(found.operator, 0) + 1
+            waiting.remove(place)
+            picked = True
+        if not picked:
+            break
     return sorted(kept, key=lambda c: (c.file, c.line))
+
+
+def narrowed_classes(pattern: str) -> list[tuple[int, int, str]]:
+    """Each `[...]` character class of the regular expression source `pattern` with two
+    members or more, narrowed: (start, end, the class without its last member); a member is
+    a character, an escape (`\\d`, `\\x41`, `\\u00e9`) or a range (`a-z`). A class that
+    starts with `]` is passed over (read differently by different engines)."""
+    found: list[tuple[int, int, str]] = []
+    index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            index += 2
+            continue
+        if char != "[":
+            index += 1
+            continue
+        start = index
+        index += 1
+        if pattern.startswith("^", index):
+            index += 1
+        members: list[tuple[int, int]] = []  # each member's [start, end)
+        closed = pattern.startswith("]", index)
+        while not closed and index < len(pattern):
+            if pattern[index] == "]":
+                closed = True
+                break
+            atom = _atom(pattern, index)
+            if (pattern.startswith("-", atom) and atom + 1 < len(pattern)
+                    and pattern[atom + 1] != "]"):
+                atom = _atom(pattern, atom + 1)  # a range: a-z
+            members.append((index, atom))
+            index = atom
+        if closed and index < len(pattern) and pattern[index] == "]" and len(members) >= 2:
+            first, last = members[-1]
+            found.append((start, index + 1, pattern[start:first] + pattern[last:index + 1]))
+        index += 1
+    return found
+
+
+def _atom(pattern: str, index: int) -> int:
+    """Where the class member starting at `index` ends."""
+    if pattern[index] != "\\":
+        return index + 1
+    letter = pattern[index + 1:index + 2]
+    width = {"x": 4, "u": 6}.get(letter, 2)
+    return min(index + width, len(pattern))

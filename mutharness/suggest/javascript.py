@@ -12,7 +12,7 @@ import tree_sitter
 import tree_sitter_javascript
 import tree_sitter_typescript
 
-from mutharness.suggest.candidates import Candidate, Operator
+from mutharness.suggest.candidates import Candidate, Operator, narrowed_classes
 
 SUFFIXES = frozenset({".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx"})
 BOUNDARY = {"<": "<=", "<=": "<", ">": ">=", ">=": ">"}
@@ -26,6 +26,23 @@ QUIET_TYPES = frozenset({"type_annotation", "type_alias_declaration", "interface
 FUNCTIONS = frozenset({"function_declaration", "function_expression", "method_definition",
                        "arrow_function", "generator_function_declaration"})
 SAME_KIND = frozenset({"identifier", "number", "string", "member_expression"})
+# calls whose result is no transformation of their argument: bypassing them changes its kind,
+# which any test notices and no reviewer learns from; or loads a module
+NOT_BYPASSED = frozenset({
+    "require", "import", "String", "Number", "Boolean", "Symbol", "BigInt", "parseInt",
+    "parseFloat", "isNaN", "isFinite", "get", "has", "set", "delete", "push", "pop", "shift",
+    "unshift", "indexOf", "lastIndexOf", "includes", "find", "findIndex", "some", "every",
+    "join", "split", "keys", "values", "entries", "isArray", "stringify", "parse", "resolve",
+    "reject", "all", "race", "test", "exec", "match", "search", "then", "catch", "finally",
+    "querySelector", "querySelectorAll", "getElementById", "call", "apply", "bind", "emit",
+    "on", "once", "startsWith", "endsWith", "charAt", "charCodeAt", "at", "from", "of",
+})
+# methods that return their receiver transformed: bypassed, the receiver is the result
+RECEIVER_KEPT = frozenset({"trim", "trimStart", "trimEnd", "toLowerCase", "toUpperCase",
+                           "toLocaleLowerCase", "toLocaleUpperCase", "replace", "replaceAll",
+                           "normalize", "filter"})
+ATOMS = frozenset({"identifier", "member_expression", "subscript_expression",
+                   "call_expression"})  # stand alone where a call stood
 
 
 def _language(path: str) -> tree_sitter.Language:
@@ -129,11 +146,94 @@ class _Finder:
         elif kind == "await_expression" and node.named_children:
             yield node, self.text(node.named_children[0]), Operator.AWAIT_DROPPED, \
                 "await dropped"
-        elif kind == "assignment_pattern" and node.parent is not None and (
-                node.parent.type == "formal_parameters"):
+        elif kind in {"assignment_pattern", "object_assignment_pattern"} and (
+                self._in_parameters(node)):
             yield from self._default(node)
         elif kind == "call_expression":
             yield from self._swapped(node)
+            yield from self._bypassed(node)
+        elif kind == "regex":
+            yield from self._narrowed(node)
+        elif kind == "ternary_expression":
+            yield from self._branches(node)
+        if kind == "if_statement":
+            yield from self._else(node)
+
+    @staticmethod
+    def _in_parameters(node: tree_sitter.Node) -> bool:
+        """Whether a destructuring default is a parameter's: `function f({ retries = 3 })`."""
+        parent = node.parent
+        while parent is not None and parent.type in {"object_pattern", "assignment_pattern",
+                                                     "pair_pattern", "array_pattern"}:
+            parent = parent.parent
+        return parent is not None and parent.type == "formal_parameters"
+
+    def _bypassed(self, node: tree_sitter.Node) -> Iterator[
+            tuple[tree_sitter.Node, str, Operator, str]]:
+        """A call whose result is used, bypassed: `strip(x)` -> `x`, `x.trim()` -> `x`;
+        never a conversion, a lookup, a module loaded, a class's method (a capital), nor an
+        argument that is a literal."""
+        parent = node.parent
+        while parent is not None and parent.type in {"await_expression",
+                                                     "parenthesized_expression"}:
+            parent = parent.parent
+        if parent is None or parent.type == "expression_statement" or (
+                parent.type == "call_expression"
+                and parent.child_by_field_name("function") == node):
+            return
+        callee = node.child_by_field_name("function")
+        arguments = node.child_by_field_name("arguments")
+        if callee is None or arguments is None or arguments.type != "arguments":
+            return
+        given = [each for each in arguments.named_children if each.type != "comment"]
+        name = (self.text(callee) if callee.type == "identifier" else
+                self.text(field) if callee.type == "member_expression" and (
+                    field := callee.child_by_field_name("property")) is not None else "")
+        kept: tree_sitter.Node | None = None
+        receiver = callee.child_by_field_name("object")
+        if callee.type == "member_expression" and name in RECEIVER_KEPT:
+            kept = receiver
+        elif len(given) == 1 and name and not name[0].isupper() and name not in NOT_BYPASSED:
+            kept = given[0] if given[0].type in ATOMS else None
+        if kept is None:
+            return
+        text = self.text(kept)
+        yield node, text, Operator.CALL_BYPASSED, f"{self.text(node)} -> {text}"
+
+    def _narrowed(self, node: tree_sitter.Node) -> Iterator[
+            tuple[tree_sitter.Node, str, Operator, str]]:
+        """A regular expression literal's character class without its last member (not
+        under the `v` flag, whose classes nest)."""
+        pattern = node.child_by_field_name("pattern")
+        flags = node.child_by_field_name("flags")
+        if pattern is None or (flags is not None and "v" in self.text(flags)):
+            return
+        said = self.text(pattern)
+        for start, end, narrowed in narrowed_classes(said):
+            yield pattern, said[:start] + narrowed + said[end:], Operator.CLASS_NARROWED, \
+                f"{said[start:end]} -> {narrowed}"
+
+    def _branches(self, node: tree_sitter.Node) -> Iterator[
+            tuple[tree_sitter.Node, str, Operator, str]]:
+        """A conditional expression that always takes one branch (an object literal kept in
+        parentheses: an arrow function's body would read it as a block)."""
+        for field in ("consequence", "alternative"):
+            branch = node.child_by_field_name(field)
+            if branch is not None:
+                text = self.text(branch)
+                if branch.type == "object":
+                    text = f"({text})"
+                yield node, text, Operator.BRANCH_FIXED, f"always {text}"
+
+    def _else(self, node: tree_sitter.Node) -> Iterator[
+            tuple[tree_sitter.Node, str, Operator, str]]:
+        """An `else` (not an `else if`) taken out."""
+        clause = node.child_by_field_name("alternative")
+        if clause is None or clause.type != "else_clause":
+            return
+        body = [each for each in clause.named_children if each.type != "comment"]
+        if len(body) == 1 and body[0].type != "if_statement":
+            yield clause, "", Operator.ELSE_REMOVED, "else removed"
 
     def _binary(self, node: tree_sitter.Node) -> Iterator[
             tuple[tree_sitter.Node, str, Operator, str]]:
@@ -198,6 +298,9 @@ class _Finder:
             flipped = "false" if said == "true" else "true"
             yield value, flipped, Operator.DEFAULT_CHANGED, \
                 f"{self.text(name)}={said} -> {flipped}"
+        elif value.type == "string" and len(said) > 2 and said[0] in {"'", '"'}:
+            empty = said[0] * 2
+            yield value, empty, Operator.DEFAULT_CHANGED, f"{self.text(name)}={said} -> {empty}"
 
     def _swapped(self, node: tree_sitter.Node) -> Iterator[
             tuple[tree_sitter.Node, str, Operator, str]]:

@@ -5,13 +5,14 @@ want suppressed, each checked to parse after its splice."""
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Collection
 from typing import Any
 
 import libcst as cst
 from libcst.metadata import ByteSpanPositionProvider, MetadataWrapper, PositionProvider
 
-from mutharness.suggest.candidates import Candidate, Operator
+from mutharness.suggest.candidates import Candidate, Operator, narrowed_classes
 
 BOUNDARY = {cst.LessThan: cst.LessThanEqual, cst.LessThanEqual: cst.LessThan,
             cst.GreaterThan: cst.GreaterThanEqual, cst.GreaterThanEqual: cst.GreaterThan}
@@ -22,6 +23,24 @@ LOGGING_OWNERS = frozenset({"logging", "logger", "log", "LOGGER", "LOG", "warnin
 QUIET_CALLS = frozenset({"print"})
 # functions that only describe an object: a mutant there is noise
 DESCRIBING = frozenset({"__repr__", "__str__", "__format__", "__rich_repr__"})
+# calls whose result is no transformation of their argument: bypassing them changes its kind
+# (a length for a list), which any test notices and no reviewer learns from
+NOT_BYPASSED = frozenset({
+    "len", "repr", "str", "bytes", "int", "float", "bool", "type", "id", "hash", "iter",
+    "next", "range", "enumerate", "zip", "open", "super", "vars", "dir", "print", "list",
+    "tuple", "set", "frozenset", "dict", "isinstance", "issubclass", "getattr", "callable",
+    "get", "pop", "setdefault", "index", "count", "find", "rfind", "join", "split", "rsplit",
+    "splitlines", "partition", "startswith", "endswith", "format", "append", "extend", "add",
+    "remove", "discard", "update", "copy", "keys", "values", "items", "encode", "decode",
+    "read", "write", "readline", "readlines", "match", "search", "fullmatch", "compile",
+})
+# methods that return their receiver transformed: bypassed, the receiver is the result
+RECEIVER_KEPT = frozenset({"strip", "lstrip", "rstrip", "lower", "upper", "casefold",
+                           "replace", "translate", "removeprefix", "removesuffix"})
+REGEX_OWNERS = frozenset({"re", "regex"})
+REGEX_FUNCTIONS = frozenset({"compile", "match", "search", "fullmatch", "sub", "subn",
+                             "split", "findall", "finditer"})
+ATOMS = (cst.Name, cst.Attribute, cst.Subscript, cst.Call)  # stand alone where a call stood
 
 
 def _owner(call: cst.Call) -> str | None:
@@ -50,7 +69,9 @@ class _Finder(cst.CSTVisitor):
         super().__init__()
         self.module = module
         self.lines = lines
-        self.found: list[tuple[cst.CSTNode, str, Operator, str, str]] = []
+        # (node replaced, node whose line it is on, replacement, operator, function, shown)
+        self.found: list[tuple[cst.CSTNode, cst.CSTNode, str, Operator, str, str]] = []
+        self.statements: set[int] = set()  # calls made for their effect (ids): not bypassed
         self.functions: list[str] = []
         self.classes: list[str] = []
         self.quiet = 0  # inside a logging call, an annotation, an assert, a describing method
@@ -106,6 +127,8 @@ class _Finder(cst.CSTVisitor):
             self.quiet += 1
         else:
             self._swapped(node)
+            self._bypassed(node)
+            self._regex(node)
         return True
 
     def leave_Call(self, original_node: cst.Call) -> None:
@@ -118,11 +141,12 @@ class _Finder(cst.CSTVisitor):
         return not self.quiet and position.start.line in self.lines
 
     def _add(self, node: cst.CSTNode, replacement: cst.CSTNode | str, operator: Operator,
-             shown: str) -> None:
-        if self._on_a_line(node):
+             shown: str, where: cst.CSTNode | None = None) -> None:
+        """A candidate replacing `node`, on the line `where` (else `node`) starts."""
+        if self._on_a_line(where or node):
             text = (replacement if isinstance(replacement, str)
                     else self.module.code_for_node(_bare(replacement)))
-            self.found.append((node, text, operator, self._function(), shown))
+            self.found.append((node, where or node, text, operator, self._function(), shown))
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
         if len(node.comparisons) != 1:
@@ -168,6 +192,7 @@ class _Finder(cst.CSTVisitor):
 
     def visit_If(self, node: cst.If) -> None:
         self._condition(node.test)
+        self._else(node)
         body = node.body
         if isinstance(body, cst.IndentedBlock) and len(body.body) == 1:
             [line] = body.body
@@ -176,6 +201,22 @@ class _Finder(cst.CSTVisitor):
                 if isinstance(statement, cst.Raise | cst.Return):
                     word = "raise" if isinstance(statement, cst.Raise) else "return"
                     self._add(statement, "pass", Operator.GUARD_REMOVED, f"{word} removed")
+
+    def _else(self, node: cst.If) -> None:
+        """The `else` of an `if` (not an `elif`) whose body never runs: it becomes `pass`."""
+        orelse = node.orelse
+        if not isinstance(orelse, cst.Else):
+            return
+        body = orelse.body
+        if isinstance(body, cst.IndentedBlock) and body.body:
+            self._add(body, "pass", Operator.ELSE_REMOVED, "else removed", body.body[0])
+        elif isinstance(body, cst.SimpleStatementSuite) and len(body.body) == 1:
+            self._add(body.body[0], "pass", Operator.ELSE_REMOVED, "else removed")
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        for branch in (node.body, node.orelse):
+            text = self.module.code_for_node(branch)
+            self._add(node, text, Operator.BRANCH_FIXED, f"always {text}")
 
     def visit_While(self, node: cst.While) -> None:
         self._condition(node.test)
@@ -191,6 +232,9 @@ class _Finder(cst.CSTVisitor):
 
     def visit_Expr(self, node: cst.Expr) -> None:
         value = node.value
+        called = value.expression if isinstance(value, cst.Await) else value
+        if isinstance(called, cst.Call):
+            self.statements.add(id(called))  # its result is not used: never bypassed
         if isinstance(value, cst.Call) and not _quiet(value):
             callee = self.module.code_for_node(_bare(value.func))
             self._add(node, "pass", Operator.CALL_REMOVED, f"{callee}(...) removed")
@@ -198,6 +242,13 @@ class _Finder(cst.CSTVisitor):
     def _defaults(self, node: cst.FunctionDef) -> None:
         for param in [*node.params.params, *node.params.kwonly_params]:
             default = param.default
+            if isinstance(default, cst.SimpleString) and "f" not in default.prefix.lower():
+                said = default.value
+                empty = default.prefix + default.quote * 2
+                if said != empty:
+                    self._add(default, empty, Operator.DEFAULT_CHANGED,
+                              f"{param.name.value}={said} -> {empty}")
+                continue
             if isinstance(default, cst.Integer):
                 value = default.evaluated_value
                 self._add(default, str(value + 1), Operator.DEFAULT_CHANGED,
@@ -222,6 +273,67 @@ class _Finder(cst.CSTVisitor):
         swapped = node.with_changes(args=[positional[0].with_changes(value=second),
                                           positional[1].with_changes(value=first)])
         self._add(node, swapped, Operator.SWAPPED_ARGUMENTS, f"({one}, {two}) -> ({two}, {one})")
+
+
+    def _bypassed(self, node: cst.Call) -> None:
+        """A call whose result is used, bypassed: `strip(x)` -> `x`, `x.strip()` -> `x`,
+        `PATTERN.sub("", x)` -> `x`; never a conversion, a lookup or a class made (a name
+        starting with a capital), nor an argument that is a literal."""
+        if id(node) in self.statements or any(arg.star for arg in node.args):
+            return
+        func = node.func
+        name = (func.value if isinstance(func, cst.Name)
+                else func.attr.value if isinstance(func, cst.Attribute) else "")
+        positional = [arg.value for arg in node.args if arg.keyword is None]
+        kept: cst.BaseExpression | None = None
+        if isinstance(func, cst.Attribute) and name in RECEIVER_KEPT:
+            kept = func.value
+        elif isinstance(func, cst.Attribute) and name == "sub" and len(node.args) == len(
+                positional):
+            owner = func.value
+            regex_module = isinstance(owner, cst.Name) and owner.value in REGEX_OWNERS
+            if len(positional) == (3 if regex_module else 2):
+                kept = positional[-1]
+        elif (len(node.args) == len(positional) == 1 and name and not name[0].isupper()
+              and name not in NOT_BYPASSED):
+            kept = positional[0]
+        if kept is None or not isinstance(kept, ATOMS):
+            return
+        text = self.module.code_for_node(kept)
+        self._add(node, text, Operator.CALL_BYPASSED,
+                  f"{self.module.code_for_node(_bare(node))} -> {text}")
+
+    def _regex(self, node: cst.Call) -> None:
+        """A character class of a regular expression `re.compile`, `re.sub`... is given (a
+        plain or raw string literal, as its first argument) without its last member; only
+        where the narrowed expression still compiles."""
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+                and func.value.value in REGEX_OWNERS and func.attr.value in REGEX_FUNCTIONS):
+            return
+        given = next((arg.value for arg in node.args
+                      if arg.keyword is None or arg.keyword.value == "pattern"), None)
+        if not isinstance(given, cst.SimpleString) or "f" in given.prefix.lower():
+            return
+        literal = given.value
+        head = len(given.prefix) + len(given.quote)
+        body = literal[head:len(literal) - len(given.quote)]
+        for start, end, narrowed in narrowed_classes(body):
+            text = literal[:head] + body[:start] + narrowed + body[end:] + literal[
+                len(literal) - len(given.quote):]
+            if _compiles(text):
+                self._add(given, text, Operator.CLASS_NARROWED,
+                          f"{body[start:end]} -> {narrowed}")
+
+
+def _compiles(literal: str) -> bool:
+    """Whether the string literal's value is a regular expression `re` compiles."""
+    try:
+        value = ast.literal_eval(literal)
+        re.compile(value)
+    except (ValueError, SyntaxError, re.error, TypeError, RecursionError):
+        return False
+    return True
 
 
 def _bare(node: cst.CSTNode) -> cst.CSTNode:
@@ -251,16 +363,18 @@ def python_candidates(path: str, text: str, lines: Collection[int]) -> list[Cand
     positions = wrapper.resolve(PositionProvider)
     data = body.encode("utf-8")
     found: list[Candidate] = []
-    for node, replacement, operator, function, shown in finder.found:
+    for node, where, replacement, operator, function, shown in finder.found:
         span = spans[node]
         start = len(data[:span.start].decode("utf-8"))
         end = start + len(data[span.start:span.start + span.length].decode("utf-8"))
-        if body[start:end] != wrapper.module.code_for_node(_bare(node)) or (
-                body[start:end] == replacement):
+        # a block's span runs from its first statement to its last: its code has its indents
+        exact = isinstance(node, cst.IndentedBlock) or (
+            body[start:end] == wrapper.module.code_for_node(_bare(node)))
+        if not exact or start == end or body[start:end] == replacement:
             continue
         if not _parses(body[:start] + replacement + body[end:]):
             continue
-        found.append(Candidate(path, positions[node].start.line, start + bom, end + bom,
+        found.append(Candidate(path, positions[where].start.line, start + bom, end + bom,
                                replacement, operator, function, shown))
     return found
 

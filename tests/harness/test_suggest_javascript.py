@@ -36,6 +36,26 @@ OPERATORS = [  # (source, one candidate it must yield)
      ("await-dropped", "await load(a)", "load(a)")),
     ("function f(a, retries = 3) { return a; }\n", ("default-changed", "3", "4")),
     ("function f(a, b) { return g(a, b); }\n", ("swapped-arguments", "(a, b)", "(b, a)")),
+    # a call whose result is used, bypassed: its argument (or its receiver) as it came in
+    ("function f(x) { return '<p>' + strip(x); }\n", ("call-bypassed", "strip(x)", "x")),
+    ("const f = (x) => x.trim().toLowerCase();\n",
+     ("call-bypassed", "x.trim().toLowerCase()", "x.trim()")),
+    ("const f = (x) => x.replace(UNSAFE, '');\n",
+     ("call-bypassed", "x.replace(UNSAFE, '')", "x")),
+    ("const f = (items) => items.filter(isVisible);\n",
+     ("call-bypassed", "items.filter(isVisible)", "items")),
+    # a regular expression's character class loses its last member
+    ("const UNSAFE = /[<>&]/g;\n", ("class-narrowed", "[<>&]", "[<>]")),
+    ("const ID = /^[a-z0-9_-]+$/;\n", ("class-narrowed", "^[a-z0-9_-]+$", "^[a-z0-9_]+$")),
+    # a default of another kind than a number or a boolean, and one in a destructured parameter
+    ("function f(a, sep = ',') { return a; }\n", ("default-changed", "','", "''")),
+    ("function f({ retries = 3 } = {}) { return retries; }\n", ("default-changed", "3", "4")),
+    # a conditional expression always takes one branch
+    ("const f = (a) => a > 0 ? a : 0;\n", ("branch-fixed", "a > 0 ? a : 0", "a")),
+    ("const f = (a) => a > 0 ? a : 0;\n", ("branch-fixed", "a > 0 ? a : 0", "0")),
+    # an if's else taken out: its body never runs
+    ("function f(a) {\n  if (a) { g(); } else { h(); }\n}\n",
+     ("else-removed", "else { h(); }", "")),
 ]
 
 
@@ -70,6 +90,13 @@ SUPPRESSED = [  # (source, the operator that must not appear, why)
     ("function f(a) { console.info(a); return a; }\n", "call-removed", "a logging call"),
     ("function f(a) {\n  if (a) { throw new Error('x'); } else { g(); }\n}\n", "guard-removed",
      "an if with an else is no guard"),
+    ("function f(a) { return String(a); }\n", "call-bypassed", "a conversion changes the type"),
+    ("function f(a) { return lookup('name'); }\n", "call-bypassed", "a literal argument"),
+    ("const m = require(name);\n", "call-bypassed", "a module loaded"),
+    ("function f(a) { return a.get(key); }\n", "call-bypassed", "a lookup is no transformation"),
+    ("const ONE = /[a]/;\n", "class-narrowed", "a class of one member"),
+    ("function f(a) {\n  if (a) { g(); } else if (a > 1) { h(); }\n}\n", "else-removed",
+     "an else if is another decision"),
 ]
 
 

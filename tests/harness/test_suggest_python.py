@@ -8,7 +8,7 @@ import ast
 import pytest
 
 from mutharness.model.anchors import Splice, locate
-from mutharness.suggest.candidates import Candidate, Operator, anchored, one_per_line, spread
+from mutharness.suggest.candidates import Candidate, Operator, anchored, chosen
 from mutharness.suggest.python import python_candidates
 
 
@@ -40,6 +40,34 @@ OPERATORS = [  # (source, one candidate it must yield)
     ("def f(a, retries=3):\n    return a\n", ("default-changed", "3", "4")),
     ("def f(a, *, strict=False):\n    return a\n", ("default-changed", "False", "True")),
     ("def f(a, b):\n    return g(a, b)\n", ("swapped-arguments", "g(a, b)", "g(b, a)")),
+    # a call whose result is used, bypassed: its argument (or its receiver) as it came in
+    ("def f(x):\n    return '<p>' + strip(x)\n", ("call-bypassed", "strip(x)", "x")),
+    ("def f(x):\n    return html.escape(x.body)\n",
+     ("call-bypassed", "html.escape(x.body)", "x.body")),
+    ("def f(x):\n    return x.strip().lower()\n",
+     ("call-bypassed", "x.strip().lower()", "x.strip()")),
+    ("def f(x):\n    return _UNSAFE.sub('', x)\n", ("call-bypassed", "_UNSAFE.sub('', x)", "x")),
+    ("def f(x):\n    return re.sub(r'[<>]', '', x)\n",
+     ("call-bypassed", "re.sub(r'[<>]', '', x)", "x")),
+    # a regular expression's character class loses its last member
+    ("UNSAFE = re.compile(r'[<>&]')\n", ("class-narrowed", "r'[<>&]'", "r'[<>]'")),
+    ("def f(s):\n    return re.sub('[^a-z0-9_]', '', s)\n",
+     ("class-narrowed", "'[^a-z0-9_]'", "'[^a-z0-9]'")),
+    ("WORD = re.compile(r'\\w[\\w\\-]*', re.I)\n",
+     ("class-narrowed", "r'\\w[\\w\\-]*'", "r'\\w[\\w]*'")),
+    ("def f(s):\n    return re.match(r'[a-f0-9]+', s)\n",
+     ("class-narrowed", "r'[a-f0-9]+'", "r'[a-f]+'")),
+    # a default of another kind than a number or a boolean
+    ("def f(a, sep=','):\n    return a\n", ("default-changed", "','", "''")),
+    ("def f(a, *, encoding=\"utf-8\"):\n    return a\n", ("default-changed", '"utf-8"', '""')),
+    # a conditional expression always takes one branch
+    ("def f(a):\n    return a if a > 0 else 0\n", ("branch-fixed", "a if a > 0 else 0", "a")),
+    ("def f(a):\n    return a if a > 0 else 0\n", ("branch-fixed", "a if a > 0 else 0", "0")),
+    # an if's else taken out: its body never runs
+    ("def f(a):\n    if a:\n        b = 1\n    else:\n        b = 2\n        c = 3\n    return b\n",
+     ("else-removed", "b = 2\n        c = 3", "pass")),
+    ("def f(a):\n    if a: b = 1\n    else: b = 2\n    return b\n",
+     ("else-removed", "b = 2", "pass")),
 ]
 
 
@@ -66,6 +94,16 @@ SUPPRESSED = [  # (source, the operator that must not appear, why)
     ("@cache(size=3 > 2)\ndef f(a):\n    return a\n", "boundary", "a decorator"),
     ("def f(a):\n    return\n", "neutral-return", "a bare return"),
     ("def f(a):\n    return None\n", "neutral-return", "a return of None"),
+    ("def f(a):\n    return len(a)\n", "call-bypassed", "a builtin that changes the type"),
+    ("def f(a):\n    return lookup('name')\n", "call-bypassed", "a literal argument"),
+    ("def f(a):\n    return ', '.join(a)\n", "call-bypassed", "a container method"),
+    ("def f(a):\n    return a.get(1)\n", "call-bypassed", "a lookup is no transformation"),
+    ("async def f(a):\n    await save(a)\n", "call-bypassed", "an awaited call for its effect"),
+    ("def f(a):\n    return re.compile('[a]')\n", "class-narrowed", "a class of one member"),
+    ("def f(a):\n    return f'[{a}b]'\n", "class-narrowed", "no regular expression"),
+    ("def f(a):\n    if a:\n        g()\n    elif a > 1:\n        h()\n", "else-removed",
+     "an elif is no else"),
+    ("def f(a, b=''):\n    return a\n", "default-changed", "an empty default has no emptier"),
 ]
 
 
@@ -134,9 +172,9 @@ def _candidate(line: int, operator: Operator, function: str) -> Candidate:
 
 
 def test_one_candidate_is_kept_per_line_the_most_valuable() -> None:
-    kept = one_per_line([_candidate(2, Operator.NEUTRAL_RETURN, "f"),
-                         _candidate(2, Operator.BOUNDARY, "f"),
-                         _candidate(3, Operator.CALL_REMOVED, "f")])
+    kept = chosen([_candidate(2, Operator.NEUTRAL_RETURN, "f"),
+                   _candidate(2, Operator.BOUNDARY, "f"),
+                   _candidate(3, Operator.CALL_REMOVED, "f")], 7)
     assert [(c.line, c.operator) for c in kept] == [(2, Operator.BOUNDARY),
                                                      (3, Operator.CALL_REMOVED)]
 
@@ -145,11 +183,11 @@ def test_the_kept_candidates_spread_over_the_functions_before_any_has_two() -> N
     candidates = [_candidate(1, Operator.GUARD_REMOVED, "f"), _candidate(2, Operator.BOUNDARY, "f"),
                   _candidate(3, Operator.BOUNDARY, "f"), _candidate(10, Operator.CALL_REMOVED, "g"),
                   _candidate(20, Operator.SWAPPED_ARGUMENTS, "h")]
-    assert [(c.function, c.line) for c in spread(candidates, 3)] == [
-        ("f", 1), ("g", 10), ("h", 20)]
-    assert [(c.function, c.line) for c in spread(candidates, 4)] == [
-        ("f", 1), ("f", 2), ("g", 10), ("h", 20)]
-    assert len(spread(candidates, 99)) == 5
+    assert [(c.function, c.line) for c in chosen(candidates, 3)] == [
+        ("f", 2), ("g", 10), ("h", 20)]
+    assert [(c.function, c.line) for c in chosen(candidates, 4)] == [
+        ("f", 2), ("f", 3), ("g", 10), ("h", 20)]
+    assert len(chosen(candidates, 99)) == 5
 
 
 def test_parentheses_a_semicolon_and_a_byte_order_mark_keep_their_candidates() -> None:

@@ -1,0 +1,208 @@
+"""Which of a change's candidates `suggest` keeps: decisions before blunt changes, at most two
+of one operator, every changed function before a second in any; a table of the pure rule,
+then `mutharness suggest` on real fixes whose candidates used to be all of one kind."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import Completed, Project, default_spec, git
+from nodes import NODE, committed, write_files
+
+from mutharness.suggest.candidates import PER_OPERATOR, Candidate, Operator, chosen
+
+Cli = Callable[..., Completed]
+G, B, C = Operator.GUARD_REMOVED, Operator.BOUNDARY, Operator.CONSTANT_BOUNDARY
+N, R, X = Operator.NEGATED_CONDITION, Operator.NEUTRAL_RETURN, Operator.CALL_BYPASSED
+
+
+def test_the_operators_rank_decisions_before_blunt_changes() -> None:
+    ranked = sorted(Operator, key=lambda operator: -operator.value_rank)
+    assert [operator.value for operator in ranked] == [
+        "boundary", "negated-comparison", "constant-boundary", "boolean-swap", "call-bypassed",
+        "class-narrowed", "default-changed", "branch-fixed", "else-removed", "guard-removed",
+        "await-dropped", "call-removed", "negated-condition", "swapped-arguments",
+        "neutral-return"]
+    assert len({operator.value_rank for operator in Operator}) == len(Operator)  # no ties
+
+
+def _made(rows: list[tuple[int, Operator, str]]) -> list[Candidate]:
+    return [Candidate("m.py", line, line, line + 1, "x", operator, function, "")
+            for line, operator, function in rows]
+
+
+CHOSEN = [  # (candidates: line, operator, function), --max, what is kept: (line, operator)
+    ([(10 * i, G, f"f{i}") for i in range(1, 8)], 7, [(10, G), (20, G)]),  # two of a kind
+    ([row for i in range(1, 8) for row in ((10 * i, N, f"f{i}"), (10 * i + 1, G, f"f{i}"))], 7,
+     [(11, G), (21, G), (30, N), (40, N)]),
+    ([(1, R, "f"), (1, X, "f"), (2, R, "f")], 7, [(1, X), (2, R)]),  # a return: when alone
+    ([(1, B, "f"), (2, B, "f"), (3, B, "f"), (10, R, "g")], 2, [(1, B), (10, R)]),  # spread
+    ([(1, G, "f"), (10, B, "g")], 1, [(10, B)]),  # a round: the most valuable first
+    ([(1, B, "f"), (1, C, "f"), (2, B, "g"), (2, C, "g"), (3, B, "h"), (3, C, "h")], 7,
+     [(1, B), (2, B), (3, C)]),  # one a line; a line whose best is spent gives its next
+]
+
+
+@pytest.mark.parametrize(("rows", "most", "kept"), CHOSEN)
+def test_the_kept_candidates_follow_value_cap_and_spread(
+    rows: list[tuple[int, Operator, str]], most: int, kept: list[tuple[int, Operator]]
+) -> None:
+    assert [(c.line, c.operator) for c in chosen(_made(rows), most)] == kept
+
+
+def test_no_operator_is_kept_more_than_twice_whatever_the_max() -> None:
+    rows = [(line, operator, f"f{line}") for line in range(1, 60)
+            for operator in (G, B, N, R)]
+    kept = chosen(_made(rows), 200)
+    assert max(Counter(c.operator for c in kept).values()) == PER_OPERATOR == 2
+    assert len({c.line for c in kept}) == len(kept)
+
+
+SANITISER_BEFORE = """\
+const UNSAFE = /[<>]/g;
+exports.heading = (title) => '<h1>' + title + '</h1>';
+"""
+SANITISER_FIXED = """\
+const UNSAFE = /[<>&"]/g;
+
+function strip(text) {
+  return text.replace(UNSAFE, '');
+}
+
+function heading(title, level = 1) {
+  const tag = level > 1 ? 'h2' : 'h1';
+  return '<' + tag + '>' + strip(title) + '</' + tag + '>';
+}
+
+function paragraph(text) {
+  return '<p>' + strip(text) + '</p>';
+}
+
+module.exports = { strip, heading, paragraph };
+"""
+SANITISER_TEST = """\
+const test = require('node:test');
+const assert = require('node:assert');
+const { heading, paragraph } = require('../lib/html.js');
+test('a heading is escaped', () => {
+  assert.strictEqual(heading('<b>'), '<h1>b</h1>');
+});
+test('a paragraph loses its ampersands', () => {
+  assert.strictEqual(paragraph('a & b'), '<p>a  b</p>');
+});
+"""
+
+
+@pytest.mark.skipif(NODE is None, reason="node (.ci/run installs it)")
+def test_a_sanitiser_fix_gets_its_call_bypassed_and_its_class_narrowed_not_returns_emptied(
+    tmp_path: Path, git_home: Path, cli: Cli
+) -> None:
+    root = committed(tmp_path / "html", {
+        ".gitignore": ".mutharness/\n",
+        "package.json": json.dumps({"name": "html", "version": "1.0.0"}),
+        "lib/html.js": SANITISER_BEFORE,
+    }, "heading, unescaped")
+    write_files(root, {"lib/html.js": SANITISER_FIXED, "test/html.test.js": SANITISER_TEST})
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "fix: strip what HTML reads as markup")
+
+    done = cli(root, "suggest", "--since", "HEAD~1", "--no-progress")
+
+    assert done.code == 0, done.out + done.err
+    draft = json.loads((root / ".mutharness/suggest/draft.json").read_text("utf-8"))
+    kept = {(m["_line"], m["_operator"], m["replacement"].strip()) for m in draft["mutations"]}
+    assert (1, "class-narrowed", "const UNSAFE = /[<>&]/g;") in kept
+    assert (13, "call-bypassed", "return '<p>' + text + '</p>';") in kept  # a call site
+    operators = Counter(m["_operator"] for m in draft["mutations"])
+    assert "neutral-return" not in operators, draft["mutations"]
+    assert max(operators.values()) <= 2, operators
+    assert {"strip", "heading", "paragraph"} <= {
+        m["name"].split(" in ")[1].split(":")[0] for m in draft["mutations"] if " in " in m["name"]}
+
+
+GUARDED = '''\
+def name(value):
+    return value
+
+
+def email(value):
+    return value
+
+
+def city(value):
+    return value
+
+
+def street(value):
+    return value
+
+
+def country(value):
+    return value
+'''
+GUARDED_FIXED = '''\
+def name(value):
+    if not value:
+        raise ValueError("a name")
+    return value.strip()
+
+
+def email(value):
+    if not value:
+        raise ValueError("an email")
+    return value.strip()
+
+
+def city(value):
+    if not value:
+        raise ValueError("a city")
+    return value.strip()
+
+
+def street(value):
+    if not value:
+        raise ValueError("a street")
+    return value.strip()
+
+
+def country(value):
+    if not value:
+        raise ValueError("a country")
+    return value.strip()
+'''
+GUARDS_TEST = '''\
+import pytest
+from fields import city, country, email, name, street
+
+
+@pytest.mark.parametrize("field", [name, email, city, street, country])
+def test_an_empty_field_is_refused(field):
+    with pytest.raises(ValueError):
+        field("")
+'''
+
+
+def test_five_guarded_functions_give_two_of_each_operator_and_each_function_a_candidate(
+    make_project: Callable[..., Project], cli: Cli
+) -> None:
+    project = make_project(spec=default_spec(mutations=[]))
+    project.write("src/fields.py", GUARDED)
+    project.commit("fields, unchecked")
+    project.write("src/fields.py", GUARDED_FIXED)
+    project.write("tests/test_fields.py", GUARDS_TEST)
+    project.commit("fix: an empty field is refused")
+
+    done = cli(project.root, "suggest", "--since", "HEAD~1", "--no-progress")
+
+    assert done.code == 0, done.out + done.err
+    draft = json.loads((project.root / ".mutharness/suggest/draft.json").read_text("utf-8"))
+    operators = Counter(m["_operator"] for m in draft["mutations"])
+    assert operators == {"guard-removed": 2, "negated-condition": 2, "call-bypassed": 2}, \
+        operators
+    assert {m["name"].split(" in ")[1].split(":")[0] for m in draft["mutations"]} == {
+        "name", "email", "city", "street", "country"}
+    assert "at most 2 of an operator" in done.out
