@@ -35,6 +35,7 @@ from mutharness.repo.files import write_atomic
 from mutharness.repo.git import run_git
 from mutharness.repo.source import SourceRepo, added_lines, status_paths
 from mutharness.reports.console import Console, PinConsole
+from mutharness.runners.base import LineAsk
 from mutharness.runners.registry import DEFAULT, runner_kind
 from mutharness.signals import interrupts
 from mutharness.static_check import tracked_with
@@ -42,12 +43,16 @@ from mutharness.suggest.candidates import PER_OPERATOR, Anchored, Candidate, anc
 from mutharness.suggest.javascript import SUFFIXES, javascript_candidates
 from mutharness.suggest.lines import carried
 from mutharness.suggest.python import python_candidates
+from mutharness.suggest.reach import GAP, Reach, read_reach, split
 from mutharness.suggest.sources import Source, read_source
 
 DRAFT = "suggest/draft.json"  # under the run directory, unless --out names another file
 RUNNING = "suggest/run"  # the spec the run measures, named as the draft: a failed run leaves
 # the last complete draft as it was
 RESULTS = "suggest/results.json"  # the run's results: the user's last verify's stay as they are
+LINES = "suggest/lines.json"  # the line record of the pin's measurement (`LineAsk`)
+UNRECORDED = ("the tests' baseline could not be trusted with the line record, and could "
+              "without it (a tracer the tests mind, or a run the record made slower)")
 Reader = Callable[[str, str, Collection[int]], list[Candidate]]
 # the source files suggest reads, by suffix: the runner whose tests test them, and their reader
 READERS: dict[str, tuple[str, Reader]] = {
@@ -193,11 +198,7 @@ def run(console: Console, cli_options: Mapping[str, Any], request: Request,
         console.line(f"  {len(read.unread)} file{'s' if len(read.unread) > 1 else ''} not "
                      "read: " + "; ".join(f"{shown_path(path)} ({why})"
                                           for path, why in read.unread), "yellow")
-    if unanchored:
-        console.line(f"  {len(unanchored)} candidate(s) left out: no anchor of whole lines "
-                     "verify finds (it reads anchors as UTF-8) names them in the file's bytes: "
-                     + ", ".join(f"{shown_path(c.file)}:{c.line}" for c in unanchored),
-                     "yellow")
+    _unanchored(console, unanchored)
     if change.lost:
         console.line(f"  {change.lost} of the commit's changed line(s) changed again since: "
                      "left out (a later commit's now)")
@@ -216,13 +217,31 @@ def run(console: Console, cli_options: Mapping[str, Any], request: Request,
     write_atomic(draft, _dumped(_document(tests, 1, drafted, request, change)))
     settings = settings_of((draft,), cli_options, config, True, command,
                            json_path=run_dir / RESULTS, jobs=request.jobs)
+    # the measurement records the lines its run executes in the files with a candidate
+    ask = LineAsk(tuple(sorted(read.sources)), run_dir / LINES)
+    ask.out.unlink(missing_ok=True)  # an earlier run's record never speaks for this one
+    texts = {path: found.text for path, found in read.sources.items()}
     with interrupts():
-        [pin] = baseline.measure(settings, _Quiet(), os.environ, 1, lambda pin: None)
-        if pin.state is PinState.UNTRUSTWORTHY:
-            raise request.refused(f"the tests' baseline cannot be trusted: {pin.reason}",
-                                  "\n  ".join(pin.detail) or
-                                  "make the tests pass at the working tree first")
-        write_atomic(draft, _dumped(_document(tests, pin.total, drafted, request, change)))
+        [pin] = baseline.measure(settings, _Quiet(), ask.environment(os.environ), 1,
+                                 lambda pin: None)
+        reach = read_reach(ask.out, texts)
+        if pin.state is PinState.UNTRUSTWORTHY:  # the record's doing (a tracer the tests
+            # mind, a slower run), or the tests' own: measured again as verify runs them
+            [pin] = baseline.measure(settings, _Quiet(), os.environ, 1, lambda pin: None)
+            if pin.state is PinState.UNTRUSTWORTHY:
+                raise request.refused(f"the tests' baseline cannot be trusted: {pin.reason}",
+                                      "\n  ".join(pin.detail) or
+                                      "make the tests pass at the working tree first")
+            reach = Reach({}, dict.fromkeys(texts, UNRECORDED))
+        drafted, notes = _reached(console, source, read, reach, request.most,
+                                  frozenset(status_paths(changes)), drafted, unanchored)
+        if not drafted:
+            console.line("no candidate to run: each is on a line no test executes; nothing is "
+                         "drafted")
+            _earlier(console, out)
+            return 0
+        write_atomic(draft, _dumped(_document(tests, pin.total, drafted, request, change,
+                                              notes)))
         result = verify.execute(settings, console, os.environ)
     [spec] = result.specs or [None]
     if result.interrupted is not None or result.error is not None or spec is None or (
@@ -231,7 +250,7 @@ def run(console: Console, cli_options: Mapping[str, Any], request: Request,
         console.line(f"no draft: {said}", "red")
         _earlier(console, out)
         return int(result.exit_code())
-    final = _final(result, tests, pin.total, drafted, request, change)
+    final = _final(result, tests, pin.total, drafted, request, change, notes)
     if not final["mutations"]:  # a spec needs one: nothing to pin is said, never drafted
         console.results(settings.json_path or run_dir / RESULTS)
         console.line(f"no draft: none of the {len(drafted)} candidate(s) run has a verdict "
@@ -348,6 +367,47 @@ def _runners_of(changed: Sequence[str]) -> frozenset[str]:
                      if (suffix := Path(path).suffix) in READERS)
 
 
+def _unanchored(console: Console, unanchored: Sequence[Candidate]) -> None:
+    if unanchored:
+        console.line(f"  {len(unanchored)} candidate(s) left out: no anchor of whole lines "
+                     "verify finds (it reads anchors as UTF-8) names them in the file's bytes: "
+                     + ", ".join(f"{shown_path(c.file)}:{c.line}" for c in unanchored),
+                     "yellow")
+
+
+def _reached(console: Console, source: SourceRepo, read: _Read, reach: Reach, most: int,
+             dirty: frozenset[str], drafted: list[Anchored],
+             unanchored: list[Candidate]) -> tuple[list[Anchored], dict[str, Any]]:
+    """The candidates kept again from those on lines a test executes (or the record cannot
+    speak for), and the draft's notes: said first, the changed lines no test executes (each
+    line that had a candidate: a coverage gap, never a survivor), then the files the line
+    record cannot speak for (their candidates kept)."""
+    kept, unrun = split(read.candidates, reach)
+    notes: dict[str, Any] = {}
+    if unrun:
+        lines = sorted({(c.file, c.line): c.function for c in unrun}.items())
+        notes["_not_executed"] = [{"file": file, "line": line, "function": function,
+                                   "why": GAP} for (file, line), function in lines]
+        console.line(f"{len(lines)} changed line(s) {GAP}: no candidate there", "yellow")
+        for (file, line), function in lines:
+            console.line(f"  {shown_path(file)}:{line}"
+                         + (f"  in {function}" if function else ""), "yellow")
+    if reach.silent:
+        notes["_not_recorded"] = [{"file": file, "why": why}
+                                  for file, why in sorted(reach.silent.items())]
+        for file, why in sorted(reach.silent.items()):
+            console.line(f"the line record cannot speak for {shown_path(file)} ({why}): its "
+                         "candidates are kept", "yellow")
+    if not unrun:
+        return drafted, notes
+    again, left = _drafted(source, _Read(read.sources, kept, read.files, read.examined,
+                                         read.unread), most, dirty)
+    _unanchored(console, [candidate for candidate in left if candidate not in unanchored])
+    if again:
+        console.line(f"  the choice made again from the lines the tests run: {len(again)} kept")
+    return again, notes
+
+
 class _Quiet(PinConsole):
     """The pin's measurement: said by the run that follows, not twice."""
 
@@ -445,16 +505,19 @@ def _mutation(made: Anchored) -> dict[str, Any]:
 
 
 def _document(tests: tuple[str, ...], passing: int, drafted: Sequence[Anchored],
-              request: Request, change: Change) -> dict[str, Any]:
+              request: Request, change: Change,
+              notes: Mapping[str, Any] | None = None) -> dict[str, Any]:
     return {
         "tests": list(tests), "expectBaselinePass": passing,
         "mutations": [_mutation(made) for made in drafted],
+        **(notes or {}),
         "_suggested": {**change.record, "max": request.most},
     }
 
 
 def _final(result: RunResult, tests: tuple[str, ...], passing: int,
-           drafted: Sequence[Anchored], request: Request, change: Change) -> dict[str, Any]:
+           drafted: Sequence[Anchored], request: Request, change: Change,
+           notes: Mapping[str, Any]) -> dict[str, Any]:
     """The draft as the run left it: survivors first, marked for review; the caught after;
     the candidates with no verdict left out, each with why."""
     [spec] = result.specs
@@ -471,7 +534,7 @@ def _final(result: RunResult, tests: tuple[str, ...], passing: int,
         else:
             left.append({"name": entry["name"], "file": entry["file"], "line": entry["_line"],
                          "verdict": outcome.verdict.value, "why": outcome.reason})
-    document = _document(tests, passing, drafted, request, change)
+    document = _document(tests, passing, drafted, request, change, notes)
     document["mutations"] = survived + caught
     if left:
         document["_left_out"] = left

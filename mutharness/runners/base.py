@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -183,6 +184,49 @@ class RunRequest:
     fresh: str = ""  # why it never takes a fast route (a fast run's confirmation)
     mutants: int = 0  # a proof's: how many mutant runs of these tests follow
     mutated: tuple[str, ...] = ()  # a mutant's: the repo-relative files it changed
+
+
+LINE_RECORD = "MUTHARNESS_LINE_RECORD"  # `LineAsk`, in the environment a command hands the lab
+
+
+@dataclass(frozen=True)
+class LineAsk:
+    """`suggest`'s baseline asks the runner for a line record: the lines its run executes in
+    `files` (repo-relative), written as JSON to `out`. It travels in the environment mapping
+    the command hands the lab (`LINE_RECORD`, which no test process inherits), so no other
+    command's run carries it, and a mutant's run never records.
+
+    The record: `{"files": {path: facts}, "silent": {path: why}}`, each asked file in one of
+    them: pytest's facts `{"ran": [line...], "called": [[first line, name]...]}` (the lines
+    with a line event, the functions that began to run); node's `{"ran": [line...],
+    "functions": [[first, last, called]...]}` (the lines where code ran, each function's);
+    `silent`: why the record cannot speak for the file."""
+
+    files: tuple[str, ...]
+    out: Path
+
+    def environment(self, environ: Mapping[str, str]) -> dict[str, str]:
+        """`environ` carrying this ask."""
+        return {**environ, LINE_RECORD: json.dumps({"files": list(self.files),
+                                                    "out": str(self.out)})}
+
+    @staticmethod
+    def asked(environ: Mapping[str, str], request: RunRequest) -> LineAsk | None:
+        """The ask `environ` carries, for a run without a mutant (None: none, or a
+        mutant's run)."""
+        given = environ.get(LINE_RECORD)
+        if not given or request.mutant:
+            return None
+        try:
+            found = json.loads(given)
+            return LineAsk(tuple(str(path) for path in found["files"]), Path(found["out"]))
+        except (ValueError, KeyError, TypeError):  # none of suggest's: not an ask
+            return None
+
+    def write(self, record: Mapping[str, Any]) -> None:
+        """The record, where the ask wants it."""
+        self.out.parent.mkdir(parents=True, exist_ok=True)
+        self.out.write_text(json.dumps(record, indent=1), encoding="utf-8")
 
 
 @dataclass(frozen=True)

@@ -120,7 +120,7 @@ def test_nothing_changed_since_the_revision_is_said_as_such(
     assert "suggest --since HEAD: nothing changed since: there is no line to mutate" in done.err
 
 
-def test_a_candidate_in_code_no_test_imports_is_left_out_of_the_draft_saying_why(
+def test_a_file_no_test_imports_is_a_coverage_gap_and_gets_no_candidate(
     make_project: Callable[..., Project], cli: Cli
 ) -> None:
     project = make_project()
@@ -135,13 +135,48 @@ def test_a_candidate_in_code_no_test_imports_is_left_out_of_the_draft_saying_why
     assert done.code == 0, done.out + done.err
     draft = _draft(project)
     assert [m["file"] for m in draft["mutations"]] == ["src/extra.py"]
+    [gap] = draft["_not_executed"]
+    assert (gap["file"], gap["line"], gap["function"]) == ("src/unused.py", 2, "negative")
+    assert gap["why"] == "not executed by any test (a coverage gap)"
+    assert "_left_out" not in draft
+    assert "SURVIVED src/unused.py" not in done.out  # never a survivor
+    assert "  src/unused.py:2  in negative" in done.out
+    # git's count of the new files' lines: 2, 2 (the last without a newline), none (empty)
+    assert "candidate(s) on 2 of 4 changed line(s) since HEAD" in done.out
+    assert "in 3 file(s); 2 kept" in done.out
+
+
+# a test that starts a program that is not Python: what it runs, no line record sees
+STARTS_GIT = ("import subprocess\n\n\ndef test_git():\n"
+              "    subprocess.run(['git', '--version'], check=True, capture_output=True)\n")
+
+
+def test_where_the_line_record_cannot_speak_code_no_test_imports_is_left_out_saying_why(
+    make_project: Callable[..., Project], cli: Cli
+) -> None:
+    project = make_project()
+    project.write("src/extra.py", "def positive(n):\n    return n > 0\n")
+    project.write("src/unused.py", "def negative(n):\n    return n < 0\n")
+    project.write("tests/test_extra.py",
+                  "from extra import positive\n\n\ndef test_one():\n    assert positive(1)\n")
+    project.write("tests/test_git.py", STARTS_GIT)
+
+    done = cli(project.root, "suggest", "--since", "HEAD", "--no-progress")
+
+    assert done.code == 0, done.out + done.err
+    draft = _draft(project)
+    assert [m["file"] for m in draft["mutations"]] == ["src/extra.py"]
     [left] = draft["_left_out"]
     assert (left["file"], left["line"], left["verdict"]) == ("src/unused.py", 2, "SURVIVED")
     assert left["why"].startswith("no process of the tests' run loaded this file")
     assert "SURVIVED src/unused.py" not in done.out  # not among the survivors to act on
-    # git's count of the new files' lines: 2, 2 (the last without a newline), none (empty)
-    assert "candidate(s) on 2 of 4 changed line(s) since HEAD" in done.out
-    assert "in 3 file(s); 2 kept" in done.out
+    assert "_not_executed" not in draft
+    assert {entry["file"] for entry in draft["_not_recorded"]} == {"src/extra.py",
+                                                                   "src/unused.py"}
+    assert all("a test started git" in entry["why"] for entry in draft["_not_recorded"])
+    assert ("the line record cannot speak for src/unused.py (a test started git, a program "
+            "that is not Python: what it runs, no line record sees): its candidates are kept"
+            ) in done.out
 
 
 def test_when_no_candidate_run_has_a_verdict_to_pin_no_draft_is_written_and_each_says_why(
@@ -151,6 +186,7 @@ def test_when_no_candidate_run_has_a_verdict_to_pin_no_draft_is_written_and_each
     project.write("src/unused.py", "def negative(n):\n    return n < 0\n")
     project.write("tests/test_more.py",
                   "from calc import clamp\n\n\ndef test_one():\n    assert clamp(1, 0, 2) == 1\n")
+    project.write("tests/test_git.py", STARTS_GIT)  # the line record cannot speak
     earlier = project.write(".mutharness/suggest/draft.json", '{"an": "earlier draft"}')
 
     done = cli(project.root, "suggest", "--since", "HEAD", "--no-progress")
@@ -227,9 +263,10 @@ ADULT_FIXED = "exports.isAdult = (age) => age >= 18;\nexports.positive = (n) => 
 ADULT_TEST = """\
 const test = require('node:test');
 const assert = require('node:assert');
-const { isAdult } = require('../lib/calc.js');
+const { isAdult, positive } = require('../lib/calc.js');
 test('eighteen is an adult', () => { assert.strictEqual(isAdult(18), true); });
 test('seventeen is not', () => { assert.strictEqual(isAdult(17), false); });
+test('one is positive', () => { assert.strictEqual(positive(1), true); });
 """
 
 
@@ -250,11 +287,11 @@ def test_a_node_fix_s_changed_lines_get_candidates_from_its_javascript_tree(
 
     assert done.code == 0, done.out + done.err
     draft = json.loads((root / ".mutharness/suggest/draft.json").read_text("utf-8"))
-    assert draft["tests"] == ["test/calc.test.js"] and draft["expectBaselinePass"] == 2
+    assert draft["tests"] == ["test/calc.test.js"] and draft["expectBaselinePass"] == 3
     survivor, caught = draft["mutations"]
     assert (survivor["_operator"], survivor["anchor"], survivor["replacement"]) == (
         "boundary", "exports.positive = (n) => n > 0;\n", "exports.positive = (n) => n >= 0;\n")
-    assert "_review" in survivor  # no test of the fix calls positive
+    assert "_review" in survivor  # no test of the fix calls positive(0)
     assert (caught["_operator"], caught["anchor"], caught["replacement"]) == (
         "boundary", "exports.isAdult = (age) => age >= 18;\n",
         "exports.isAdult = (age) => age > 18;\n")
@@ -295,7 +332,9 @@ def test_a_survivor_is_named_at_the_line_verify_names_and_the_line_it_changes(
     twice = "\n\ndef positive(n):\n    return n > 0\n\n\ndef also_positive(n):\n    return n > 0\n"
     project.write("src/calc.py", CALC + twice)
     project.write("tests/test_adult.py", TESTS_OF_THE_FIX)
-    project.commit("two positives, untested")
+    project.write("tests/test_positive.py", "from calc import also_positive, positive\n\n\n"
+                  "def test_one():\n    assert positive(1) and also_positive(1)\n")
+    project.commit("two positives, tested at 1 alone")
     last = (CALC + twice).count("\n")  # the second `return n > 0`, the file's last line
 
     done = cli(project.root, "suggest", "--since", "HEAD~1", "--no-progress")

@@ -77,7 +77,8 @@ def test_a_change_to_a_file_no_spec_mutates_runs_the_tests_whose_evidence_loaded
     verified = cli(project.root, "verify", "--evidence", "evidence", "--no-progress")
     assert verified.code == 0, verified.out + verified.err
     project.commit("evidence: the record of what each spec's tests loaded")
-    project.write("src/limits.py", LIMITS + "\n\ndef over(value):\n    return value > HIGH\n")
+    project.write("src/limits.py", LIMITS + "\n\ndef over(value):\n    return value > HIGH\n"
+                  "\n\nOVER = over(HIGH + 1)\n")  # run as calc imports it
     project.commit("a limit check")
 
     done = cli(project.root, "suggest", "--since", "HEAD~1", "--no-progress")

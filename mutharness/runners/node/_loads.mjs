@@ -43,7 +43,14 @@ function start() {
     } catch { return null; }
   };
   write('file', process.env[TEST_FILE]);
-  if (typeof module.register === 'function') {  // its log of its own, written as it loads
+  if (typeof module.registerHooks === 'function') {  // in this thread (node 22.15+): cheap
+    module.registerHooks({
+      load(url, context, nextLoad) {
+        if (url.startsWith('file:')) { const file = inside(new URL(url)); if (file) write('load', file); }
+        return nextLoad(url, context);
+      },
+    });
+  } else if (typeof module.register === 'function') {  // a hooks thread, its own log
     module.register(new URL('./_loads_hooks.mjs', import.meta.url), {
       data: { log: path.join(DIRECTORY, `${name}.hooks`), prefix, file: process.env[TEST_FILE] },
     });

@@ -17,6 +17,7 @@ from mutharness.errors import EnvironmentProblem, MutharnessError
 from mutharness.repo.installed import describe
 from mutharness.runners.base import (
     Isolation,
+    LineAsk,
     Outcome,
     ReportState,
     RunExit,
@@ -28,6 +29,7 @@ from mutharness.runners.base import (
     log_tail,
 )
 from mutharness.runners.node.causes import load_cause, version_of
+from mutharness.runners.node.coverage import coverage_record
 from mutharness.runners.node.events import NodeEvents, read_events
 from mutharness.runners.node.linger import Lingered, read_lingering
 from mutharness.runners.node.loads import LoadRecord, read_loads
@@ -70,8 +72,10 @@ class NodeFacts:
     diagnostics: Mapping[str, int] = field(default_factory=dict)  # "tests 5", "pass 3"...
     lingered: tuple[Lingered, ...] = ()  # files that outlived their last test
     concurrency: int = 1  # test files node ran at once
-    # which files of the workspace each test file's processes loaded and read (None: no
-    # record); the results keep a baseline's (`keep_loads`), a mutant's says `loaded`
+    # which files of the workspace each test file's processes loaded and read: a run without
+    # a mutant records its own, kept in the results; a mutant's run records none (the
+    # preload costs each process its start) and is given its baseline's, not kept (None: no
+    # record)
     loads: LoadRecord | None = None
     keep_loads: bool = True
     subset: Subset | None = None  # a mutant's run of only the files it can change
@@ -326,13 +330,26 @@ class NodeRunner:
         subset = (choose(_loads(baseline), baseline, request.mutated)
                   if request.mutant and not request.fresh and baseline is not None else None)
         if subset is None:
-            return self._run(request, concurrency)
+            return self._as_baseline(self._run(request, concurrency), request, baseline)
         if not subset.ran:
             return _stood(request, subset, baseline)
-        facts = self._run(replace(request, tests=subset.ran), concurrency)
+        facts = self._as_baseline(self._run(replace(request, tests=subset.ran), concurrency),
+                                  request, baseline)
         extension = facts.extension
         assert isinstance(extension, NodeFacts)
         return with_stood(replace(facts, extension=replace(extension, subset=subset)), subset)
+
+    @staticmethod
+    def _as_baseline(facts: RunFacts, request: RunRequest,
+                     baseline: RunFacts | None) -> RunFacts:
+        """A mutant's facts given its baseline's load record (not kept in the results): the
+        mutant changes no code that runs before its file loads, so whether a process loads
+        or reads the file is as in the baseline (`loaded`)."""
+        extension = facts.extension
+        loads = _loads(baseline) if baseline is not None else None
+        if not request.mutant or loads is None or not isinstance(extension, NodeFacts):
+            return facts
+        return replace(facts, extension=replace(extension, loads=loads, keep_loads=False))
 
     def _run(self, request: RunRequest, concurrency: int) -> RunFacts:
         scratch = request.scratch
@@ -340,12 +357,22 @@ class NodeRunner:
         for name in (REPORTER, WATCH, *RECORDER):
             (scratch / name).write_bytes(shipped.joinpath(name).read_bytes())
         events_path, lingering = scratch / "events.jsonl", scratch / "linger.jsonl"
+        # the load record in runs without a mutant: a mutant's is its baseline's (`run`)
+        env = self.environment(scratch, events_path, lingering,
+                               None if request.mutant else request.cwd)
+        ask = LineAsk.asked(self.environ, request)
+        if ask is not None:  # suggest's baseline: V8's block coverage of every node process
+            (scratch / "coverage").mkdir(exist_ok=True)
+            env["NODE_V8_COVERAGE"] = str(scratch / "coverage")
         result = process.run(
             self.argv(request.tests, scratch / REPORTER, scratch / "reporter.out",
                       scratch / WATCH, concurrency),
-            cwd=request.cwd, env=self.environment(scratch, events_path, lingering, request.cwd),
-            log_path=scratch / "node.log", timeout_s=request.timeout_s,
+            cwd=request.cwd, env=env, log_path=scratch / "node.log",
+            timeout_s=request.timeout_s,
         )
+        if ask is not None:
+            ask.write(coverage_record(scratch / "coverage", scratch / "loads", request.cwd,
+                                      ask.files))
         events = read_events(events_path, request.cwd)
         lingered = read_lingering(lingering, request.cwd)
         for entry in lingered:
@@ -373,8 +400,8 @@ class NodeRunner:
             extension=NodeFacts(
                 events.node_version, events.file_failures, events.silent_files,
                 events.unreported, events.suite_failures, events.summary, events.diagnostics,
-                lingered, concurrency, read_loads(scratch / "loads", request.cwd),
-                keep_loads=not request.mutant,
+                lingered, concurrency,
+                None if request.mutant else read_loads(scratch / "loads", request.cwd),
             ),
             route="concurrent" if concurrency > 1 else "",
         )

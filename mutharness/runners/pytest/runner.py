@@ -34,6 +34,7 @@ from mutharness.imports import (
 from mutharness.runners import bytecode
 from mutharness.runners.base import (
     Isolation,
+    LineAsk,
     Outcome,
     ReportState,
     RunExit,
@@ -58,6 +59,7 @@ IMPORTS = "MUTHARNESS_IMPORTS"
 DROP_ADDOPTS = "MUTHARNESS_DROP_ADDOPTS"  # see _probe
 REPORT_OUT = "MUTHARNESS_REPORT_OUT"  # see _probe
 PROBE_OUT = "MUTHARNESS_PROBE_OUT"  # see _probe
+LINES = "MUTHARNESS_LINES"  # see _probe: asked only by suggest's baseline (`LineAsk`)
 # pytest injection points, bytecode settings, and what starts coverage in every process
 # (coverage's own and pytest-cov 2-6's .pth lines): coverage serves no verdict
 SCRUBBED = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE",
@@ -534,6 +536,11 @@ class PytestRunner:
         boot = scratch / "boot"
         self._boot(boot)
         env = self.environment(cwd, scratch, boot)
+        ask = LineAsk.asked(self.environ, request)
+        if ask is not None:
+            env[LINES] = json.dumps({
+                "files": [str(cwd.joinpath(*path.split("/"))) for path in ask.files],
+                "out": str(_fresh(scratch / "lines"))})
         if server is not None:
             result = server.run(argv[3:], cwd=cwd, env=env,
                                 log_path=scratch / "pytest.log", timeout_s=request.timeout_s)
@@ -547,6 +554,8 @@ class PytestRunner:
             # written by something else (a test forging one, then os._exit) or cut short.
             state = ReportState.UNFINISHED
         imports = read_record(scratch / "imports", probe)
+        if ask is not None:
+            ask.write(line_record(scratch / "lines", imports, cwd, ask.files))
         return RunFacts(
             runner=NAME,
             exit_status=result.returncode,
@@ -622,6 +631,107 @@ class PytestRunner:
         read = (extension.read if isinstance(extension, PytestFacts)
                 and extension.read is not None else read_below(_imports(facts), root))
         return tuple(sorted({file for _, file in _modules(facts, root)} | set(read)))
+
+
+MAX_LINES_BYTES = 16 * 1024 * 1024  # a process's line record bigger than this is not read
+
+
+@dataclass
+class _Process:
+    """One process's line record, as its file(s) say (`_probe._LineRecord`)."""
+
+    how: str = ""  # sys.monitoring (its tool id) or sys.settrace
+    ended: bool = False
+    lost: list[str] = field(default_factory=list)
+    early: set[int] = field(default_factory=set)
+    ran: dict[int, set[int]] = field(default_factory=dict)
+    called: dict[int, set[tuple[int, str]]] = field(default_factory=dict)
+
+
+def _line_files(directory: Path) -> dict[int, _Process]:
+    """Each process's line record by pid (its files are named `PID-RANDOM.lines`)."""
+    processes: dict[int, _Process] = {}
+    for path in sorted(directory.glob("*.lines")) if directory.is_dir() else ():
+        try:
+            pid = int(path.name.split("-", 1)[0])
+            with path.open("rb") as handle:
+                data = handle.read(MAX_LINES_BYTES + 1)
+        except (ValueError, OSError):
+            continue
+        found = processes.setdefault(pid, _Process())
+        if len(data) > MAX_LINES_BYTES:
+            found.lost.append(f"its line record is over {MAX_LINES_BYTES} bytes")
+        for raw in data.decode("utf-8", "replace").splitlines():
+            kind, _, rest = raw.partition("\t")
+            fields = rest.split("\t")
+            try:
+                if kind == "start":
+                    found.how = found.how or rest
+                elif kind == "line":
+                    found.ran.setdefault(int(fields[0]), set()).add(int(fields[1]))
+                elif kind == "call":
+                    found.called.setdefault(int(fields[0]), set()).add(
+                        (int(fields[1]), fields[2]))
+                elif kind == "early":
+                    found.early.add(int(fields[0]))
+                elif kind == "lost":
+                    found.lost.append(rest)
+                elif kind == "end":
+                    found.ended = True
+            except (ValueError, IndexError):
+                found.lost.append(f"a line of its record does not read: {raw[:100]!r}")
+    return processes
+
+
+def line_record(directory: Path, imports: ImportRecord, cwd: Path,
+                files: Sequence[str]) -> dict[str, Any]:
+    """The line record of a run (`LineAsk`) from the probe's files in `directory`: for each
+    asked file (repo-relative) the lines any process ran and the functions that began to
+    run; or why the record cannot speak for it: for none, where the pytest process's record
+    did not reach the session's end, lost lines, or a process started a program that is not
+    Python (what it runs, no record sees); for a file imported before the record began, or
+    loaded by a process that kept no record (a Python program the tests started: the probe
+    is pytest's plugin, and only pytest's processes and their forks load it)."""
+    processes = _line_files(directory)
+    main = processes.get(imports.main_pid) if imports.main_pid is not None else None
+    lost = [f"pid {pid}: {why}" for pid, found in sorted(processes.items())
+            for why in found.lost]
+    whole = (f"a test started {', '.join(imports.spawned)}, a program that is not Python: "
+             "what it runs, no line record sees" if imports.spawned
+             else "the pytest process kept no line record" if main is None
+             else "the pytest process's line record did not reach the session's end"
+             if not main.ended
+             else f"lines may have gone unrecorded ({'; '.join(lost)})" if lost else "")
+    record: dict[str, Any] = {"files": {}, "silent": {}, "how": sorted(
+        {found.how for found in processes.values() if found.how})}
+    real = {file: os.path.realpath(cwd.joinpath(*file.split("/"))) for file in files}
+    followed = set(processes)
+    loaders: dict[str, set[int]] = {file: set() for file in files}
+    names = {os.path.basename(path) for path in real.values()}
+    for loaded in imports.loaded:
+        if loaded.pid in followed or os.path.basename(loaded.file) not in names:
+            continue
+        for file, path in real.items():
+            if os.path.realpath(loaded.file) == path:
+                loaders[file].add(loaded.pid)
+    for index, file in enumerate(files):
+        unfollowed = sorted(loaders[file])
+        why = whole or (
+            "imported before the line record began (as Python started, or by a plugin "
+            "pytest loaded first)" if any(index in found.early for found in processes.values())
+            else f"a Python process the line record does not follow loaded it (pid "
+                 f"{', '.join(map(str, unfollowed))}: a program the tests started)"
+            if unfollowed else "")
+        if why:
+            record["silent"][file] = why
+            continue
+        record["files"][file] = {
+            "ran": sorted({line for found in processes.values()
+                           for line in found.ran.get(index, ())}),
+            "called": sorted([line, name] for line, name in {
+                pair for found in processes.values() for pair in found.called.get(index, ())}),
+        }
+    return record
 
 
 def _outputs(scratch: Path) -> dict[str, str]:
