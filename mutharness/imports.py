@@ -51,7 +51,9 @@ class ImportRecord:
         return f"a child process (pid {loaded.pid})"
 
 
-def _unescape(text: str) -> str:
+def unescape(text: str) -> str:
+    """A log field as written: `\\t`, `\\n`, `\\r` and `\\\\` undone (the start-up hook's and
+    the node load record's escapes)."""
     if "\\" not in text:
         return text
     out: list[str] = []
@@ -80,7 +82,7 @@ def _read_log(path: Path) -> tuple[list[Loaded], list[str], list[str], list[str]
         parts = os.fsdecode(raw).split("\t", 2)
         if len(parts) != 3 or not parts[0].isdigit():
             continue
-        pid, module, file = int(parts[0]), parts[1], _unescape(parts[2])
+        pid, module, file = int(parts[0]), parts[1], unescape(parts[2])
         if module == ERROR:
             errors.append(f"pid {pid}: {file}")
         elif module == HOOKED:

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
+from mutharness.imports import unescape
+
 MAX_LOG_BYTES = 16 * 1024 * 1024  # a log bigger than this is read no further
 KINDS = ("load", "read", "spawn", "partial")
 
@@ -59,18 +61,6 @@ class LoadRecord:
         return any(path in use.loaded for use in self.files.values())
 
 
-def _unescape(text: str) -> str:
-    out: list[str] = []
-    chars = iter(text)
-    for char in chars:
-        if char == "\\":
-            following = next(chars, "")
-            out.append({"t": "\t", "n": "\n", "r": "\r"}.get(following, following))
-        else:
-            out.append(char)
-    return "".join(out)
-
-
 def _relative(file: str, root: str) -> str | None:
     prefix = root.rstrip(os.sep) + os.sep
     return file[len(prefix):].replace(os.sep, "/") if file.startswith(prefix) else None
@@ -85,7 +75,7 @@ def _lines(path: Path) -> Iterable[tuple[str, str]]:
     for raw in data.split(b"\n"):
         kind, _, value = os.fsdecode(raw).partition("\t")
         if kind and value:
-            yield kind, _unescape(value)
+            yield kind, unescape(value)
 
 
 def read_loads(directory: Path, root: Path) -> LoadRecord:
