@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mutharness.errors import ExitCode, MutharnessError, OSProblem
 from mutharness.model.results import RunResult
 from mutharness.reports.console import Console
 from mutharness.reports.outputs import GitHub, Reports
+
+if TYPE_CHECKING:
+    from mutharness.repo.source import SourceRepo
 
 
 def finish(
@@ -80,27 +84,31 @@ def finish(
     return code
 
 
-def _remember(paths: tuple[Path, ...]) -> tuple[str, ...]:
+def _remember(paths: tuple[Path, ...]) -> tuple[SourceRepo, tuple[str, ...]] | None:
     """Record `paths`, written by this run, as its outputs (`repo.written`): the next run
-    leaves them out of the changes it refuses while they hold these bytes. The repo-relative
-    paths of those that differ from HEAD (none where no repository is here)."""
+    leaves them out of the changes it refuses while they hold these bytes. The repository
+    and the repo-relative paths recorded (None where no repository is here)."""
     if not paths:
-        return ()
+        return None
     from mutharness.commands.prepare import open_repository
     from mutharness.repo.written import remember
 
     try:
         source = open_repository()
-        inside = remember(source.root, source.ensure_run_dir(), paths)
-        return tuple(path for path in inside if (source.root / path).read_bytes()
-                     != source.committed_bytes(path))
+        return source, remember(source.root, source.ensure_run_dir(), paths)
     except (MutharnessError, OSError):  # unrecorded, a file is a change, as any other
-        return ()
+        return None
 
 
 def _uncommitted(paths: tuple[Path, ...]) -> str:
     """What the evidence line adds: how many documents differ from HEAD, and what to do."""
-    changed = _remember(paths)
+    remembered = _remember(paths)
+    try:
+        changed = [] if remembered is None else [
+            path for path in remembered[1]
+            if (remembered[0].root / path).read_bytes() != remembered[0].committed_bytes(path)]
+    except (MutharnessError, OSError):
+        changed = []
     if not changed:
         return ", as committed"
     return (f", {len(changed)} of them new or changed: commit them with the change they prove "

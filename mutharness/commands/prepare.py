@@ -466,21 +466,20 @@ def last_runs(source: SourceRepo, directory: str, specs: Sequence[Spec]) -> Reco
     """Each spec's record of its last run: the files its evidence facts (HEAD's bytes) say
     its verdicts, count and red-first proof depended on; None where there is no such record."""
     from mutharness.reports.evidence import FACTS_SUFFIX  # Jinja2: only when --since is used
-    from mutharness.reports.staleness import parse_facts, recorded_kinds
+    from mutharness.reports.staleness import parse_record
 
     found: dict[str, Record | None] = {}
     where = repo_path(directory)
     for spec in specs:
         name = f"{spec.id}{FACTS_SUFFIX}"
         data = source.committed_bytes(f"{where}/{name}") if where is not None else None
-        text = data.decode("utf-8", "replace") if data else ""
-        parsed = parse_facts(text, name) if data else None
+        parsed = parse_record(data.decode("utf-8", "replace"), name) if data else None
         if parsed is None or isinstance(parsed, str):
             found[spec.id] = None
             continue
-        kinds = recorded_kinds(text, spec.id)
+        (_, digests, _), kinds = parsed
         found[spec.id] = Record(
-            frozenset(path for digests in parsed[1].values() for path in digests),
+            frozenset(path for paths in digests.values() for path in paths),
             runner_kind(spec.runner).legacy if kinds is None else frozenset(kinds))
     return found
 

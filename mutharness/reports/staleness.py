@@ -78,6 +78,13 @@ def read_facts(path: Path) -> Facts | str:
 def parse_facts(text: str, name: str) -> Facts | str:
     """(commit measured, fact -> {path: sha256}, absent paths) from the text of the facts
     file `name`."""
+    parsed = parse_record(text, name)
+    return parsed if isinstance(parsed, str) else parsed[0]
+
+
+def parse_record(text: str, name: str) -> tuple[Facts, tuple[str, ...] | None] | str:
+    """`parse_facts`'s facts, and what the spec's record lists beyond its own files
+    (`SpecResult.recorded`; None: a record older than that field), from one reading."""
     try:
         run = from_json(json.loads(text), name)
     except ValueError as error:
@@ -97,15 +104,7 @@ def parse_facts(text: str, name: str) -> Facts | str:
         facts[BASELINE] = dict(spec.pin_depends_on)
     if spec.red_first is not None:
         facts[RED_FIRST] = dict(spec.red_first.depends_on)
-    return commit, facts, tuple(spec.absent)
-
-
-def recorded_kinds(text: str, spec_id: str) -> tuple[str, ...] | None:
-    """What the record of spec `spec_id` in a facts file's `text` (`parse_facts` read it
-    whole) lists beyond the spec's own files (`SpecResult.recorded`); None: a record older
-    than that field."""
-    run = from_json(json.loads(text), spec_id)
-    return next(spec.recorded for spec in run.specs if spec.spec.id == spec_id)
+    return (commit, facts, tuple(spec.absent)), spec.recorded
 
 
 def check_document(path: Path, source: SourceRepo) -> Freshness:
