@@ -67,11 +67,13 @@ def _outside(user_root: Path, directory: Path,
     return found
 
 
-def _signatures(user_root: Path, where: str,
-                outside: Mapping[str, str]) -> dict[str, tuple[int, ...]]:
-    """Every entry of the user's `node_modules` beside `where` by its stat, and every entry
-    of each directory outside the repository a link there points at, below the link's path."""
-    signatures = stat_signatures(user_root.joinpath(*_beside(where).split("/")))
+def _signatures(user_root: Path, where: str, outside: Mapping[str, str],
+                walked: dict[str, tuple[int, ...]] | None = None) -> dict[str, tuple[int, ...]]:
+    """Every entry of the user's `node_modules` beside `where` by its stat (`walked`, when
+    already taken), and every entry of each directory outside the repository a link there
+    points at, below the link's path."""
+    signatures = (stat_signatures(user_root.joinpath(*_beside(where).split("/")))
+                  if walked is None else dict(walked))
     for key, target in outside.items():
         signatures.update((f"{key}/{below}", signature)
                           for below, signature in stat_signatures(Path(target)).items())
@@ -83,8 +85,9 @@ def record(user_root: Path, where: str) -> Installed:
     through a link show there), with the packages linked there from outside the repository,
     taken once, when first linked."""
     directory = user_root.joinpath(*_beside(where).split("/"))
-    outside = _outside(user_root, directory, stat_signatures(directory))
-    return Installed(where, _signatures(user_root, where, outside), outside)
+    walked = stat_signatures(directory)  # once: the links among it, then the signatures
+    outside = _outside(user_root, directory, walked)
+    return Installed(where, _signatures(user_root, where, outside, walked), outside)
 
 
 def _manifest_directories(paths: Iterable[str]) -> list[str]:

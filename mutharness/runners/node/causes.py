@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from mutharness.environment import version_tuple
+
 LOG_BYTES = 1024 * 1024  # node prints the error of a file that fails to load before its counts
 _ERROR = re.compile(
     r"^(?P<kind>[A-Za-z]*Error)(?: \[(?P<code>[A-Z][A-Z0-9_]+)\])?: (?P<message>.+)$")
@@ -28,9 +30,9 @@ INSTALLS = (
 
 
 def version_of(text: str) -> tuple[int, int, int] | None:
-    """`v20.20.2` or `20.20.2` as numbers."""
-    match = re.match(r"^v?(\d+)\.(\d+)\.(\d+)", text)
-    return None if match is None else (int(match[1]), int(match[2]), int(match[3]))
+    """`v20.20.2` or `20.20.2` as numbers (`environment.version_tuple`'s release parts)."""
+    numbers = version_tuple(text.removeprefix("v"))[:3]
+    return (numbers[0], numbers[1], numbers[2]) if len(numbers) == 3 else None
 
 
 def _strips_types(version: tuple[int, int, int]) -> bool:

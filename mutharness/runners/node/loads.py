@@ -57,9 +57,6 @@ class LoadRecord:
         return frozenset(path for use in self.files.values()
                          for path in (*use.loaded, *use.read))
 
-    def loaded(self, path: str) -> bool:
-        return any(path in use.loaded for use in self.files.values())
-
 
 def _relative(file: str, root: str) -> str | None:
     prefix = root.rstrip(os.sep) + os.sep

@@ -354,7 +354,7 @@ class NodeRunner:
     def _run(self, request: RunRequest, concurrency: int) -> RunFacts:
         scratch = request.scratch
         shipped = resources.files("mutharness.runners.node")
-        for name in (REPORTER, WATCH, *RECORDER):
+        for name in (REPORTER, WATCH) if request.mutant else (REPORTER, WATCH, *RECORDER):
             (scratch / name).write_bytes(shipped.joinpath(name).read_bytes())
         events_path, lingering = scratch / "events.jsonl", scratch / "linger.jsonl"
         # the load record in runs without a mutant: a mutant's is its baseline's (`run`)
