@@ -168,15 +168,21 @@ def anchored(source: Source | str, candidate: Candidate) -> Anchored | None:
             forms = [(run.replace("\r\n", "\n"), replaced.replace("\r\n", "\n"))]
             if "\r\n" in run:
                 forms.append((run, replaced))
+            present = False
             for anchor, replacement in forms:
                 needle = anchor.encode("utf-8")
-                if _twice(data, needle) or (crlf and _twice(
-                        data, anchor.replace("\n", "\r\n").encode("utf-8"))):
+                crlf_needle = anchor.replace("\n", "\r\n").encode("utf-8")
+                if not (needle in data or (crlf and crlf_needle in data)):
+                    continue  # never `locate` then: its near-miss search reads the whole file
+                present = True
+                if _twice(data, needle) or (crlf and _twice(data, crlf_needle)):
                     continue
                 splice = locate(data, anchor, replacement)
                 if isinstance(splice, Splice) and (splice.start, splice.end) == (
                         at[top], at[bottom]) and splice.apply(data) == wanted:
                     return Anchored(candidate, anchor, replacement)
+            if extra == 0 and not present:  # the candidate's own lines are in no UTF-8 form:
+                return None  # no run of lines around them is either
     return None
 
 
