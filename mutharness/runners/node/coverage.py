@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
-from mutharness.runners.node.loads import read_loads
+from mutharness.runners.node.loads import log_lines, read_loads
 
 MAX_COVERAGE_BYTES = 256 * 1024 * 1024  # a coverage file bigger than this is not read
 BLANK = frozenset(" \t\r\n\f\v\ufeff")
@@ -167,11 +167,9 @@ def _used(loads: Path, asked: Mapping[str, str]) -> dict[str, set[int]]:
     for log in sorted(loads.iterdir()) if loads.is_dir() else ():
         try:
             pid = int(log.name.split("-", 1)[0])
-            data = log.read_bytes()
-        except (ValueError, OSError):
+        except ValueError:
             continue
-        for raw in data.split(b"\n"):
-            kind, _, value = os.fsdecode(raw).partition("\t")
+        for kind, value in log_lines(log):  # the load record's own reading: unescaped
             if (kind in ("load", "read") and os.path.basename(value) in names
                     and (file := asked.get(_key(value)))):
                 used[file].add(pid)

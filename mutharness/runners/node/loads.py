@@ -63,7 +63,8 @@ def _relative(file: str, root: str) -> str | None:
     return file[len(prefix):].replace(os.sep, "/") if file.startswith(prefix) else None
 
 
-def _lines(path: Path) -> Iterable[tuple[str, str]]:
+def log_lines(path: Path) -> Iterable[tuple[str, str]]:
+    """A log's (kind, value) lines, each value unescaped (at most `MAX_LOG_BYTES` read)."""
     try:
         with path.open("rb") as handle:
             data = handle.read(MAX_LOG_BYTES)
@@ -82,7 +83,7 @@ def read_loads(directory: Path, root: Path) -> LoadRecord:
     logs = sorted(directory.iterdir()) if directory.is_dir() else []
     for log in logs:
         test_file: str | None = None
-        for kind, value in _lines(log):
+        for kind, value in log_lines(log):
             if kind == "file":
                 test_file = _relative(os.path.realpath(value), real)
                 if test_file is not None:
