@@ -21,7 +21,7 @@ from mutharness.model.pins import Pin
 from mutharness.model.redfirst import RedFirst, red_first_from_json
 from mutharness.model.shards import Planned, Shard, ShardPlan
 from mutharness.model.spec import Mutation, Spec
-from mutharness.model.verdict import Verdict
+from mutharness.model.verdict import Verdict, ids_problem
 from mutharness.paths import shown
 from mutharness.repo.files import write_atomic
 from mutharness.runners.base import (
@@ -173,7 +173,8 @@ def _test(outcome: TestOutcome, timings: bool) -> dict[str, Any]:
 
 
 def facts_json(facts: RunFacts, timings: bool = True, tests: bool = False) -> dict[str, Any]:
-    """One run's facts; with `tests`, every test's outcome (a baseline's)."""
+    """One run's facts; with `tests`, every test's outcome (a baseline's, or a mutant's whose
+    tests were not the baseline's)."""
     document: dict[str, Any] = {
         "runner": facts.runner,
         "exit_status": facts.exit_status,
@@ -206,8 +207,15 @@ def facts_json(facts: RunFacts, timings: bool = True, tests: bool = False) -> di
     return document
 
 
-def _mutation(result: MutationResult, timings: bool) -> dict[str, Any]:
+def _mutation(result: MutationResult, timings: bool, baseline: RunFacts | None
+              ) -> dict[str, Any]:
+    """One mutant's record. Its passing tests are counted, not named, unless its tests were
+    not the baseline's (then the count could not name them again: `rederive`); a record read
+    back keeps the form it was written in."""
     mutation = result.mutation
+    facts = result.facts
+    named = (baseline is not None and all(outcome.nodeid for outcome in facts.outcomes)
+             and ids_problem(facts, baseline, result.first_failure) is not None)
     return {
         "index": mutation.index,
         "number": mutation.number,
@@ -221,7 +229,7 @@ def _mutation(result: MutationResult, timings: bool) -> dict[str, Any]:
         "expect_caught": mutation.expect_caught,
         "killed_by": list(mutation.killed_by),
         "diff": result.diff,
-        "facts": facts_json(result.facts, timings),
+        "facts": facts_json(facts, timings, tests=named),
         "verdict": result.verdict.value,
         "reason": result.reason if timings or result.verdict is not Verdict.TIMEOUT
         else "exceeded its timeout",
@@ -280,7 +288,7 @@ def spec_json(result: SpecResult, timings: bool = True) -> dict[str, Any]:
             {"nodeid": o.nodeid, "outcome": o.outcome.value, "reason": o.reason}
             for o in baseline.outcomes if o.outcome.is_inert
         ],
-        "mutations": [_mutation(mutation, timings) for mutation in result.mutations],
+        "mutations": [_mutation(mutation, timings, baseline) for mutation in result.mutations],
         "pin": None if result.pin is None else {
             **result.pin.to_json(), "depends_on": dict(sorted(result.pin_depends_on.items())),
         },

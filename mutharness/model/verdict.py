@@ -161,12 +161,22 @@ def unstable_tests(runs: Sequence[RunFacts]) -> tuple[str, ...]:
     )
 
 
+def _repeated(facts: RunFacts) -> list[str]:
+    return sorted(nodeid for nodeid, count in Counter(facts.nodeids).items() if count > 1)
+
+
+def known_failures(facts: RunFacts, baseline: RunFacts) -> tuple[str, ...]:
+    """The tests this run failed that the baseline ran and passed, by id."""
+    passed = {outcome.nodeid for outcome in baseline.outcomes if outcome.outcome.is_pass}
+    return tuple(nodeid for nodeid in facts.failing_ids if nodeid in passed)
+
+
 def ids_problem(
     facts: RunFacts, baseline: RunFacts, stopped_at_first: bool = False
 ) -> str | None:
     """Why a run did not run exactly the baseline's tests (None when it did); a run that
     `stopped_at_first` failure may have run fewer, but none the baseline did not run."""
-    repeated = sorted(nodeid for nodeid, count in Counter(facts.nodeids).items() if count > 1)
+    repeated = _repeated(facts)
     if repeated:
         return (
             f"{len(repeated)} test id(s) reported more than once (subtests?): "
@@ -192,16 +202,19 @@ def ids_problem(
 
 
 def _differing(
-    facts: RunFacts, baseline: RunFacts, stopped_at_first: bool
+    facts: RunFacts, baseline: RunFacts, stopped_at_first: bool, both_only: bool = False
 ) -> tuple[dict[str, Outcome], list[str]]:
     """The run's skipped/xfailed tests by id, and the tests whose skip or xfail differs from
-    the baseline's (a run `stopped_at_first` failure compared on the tests it ran). A test the
-    baseline xfailed that fails now is no difference but a failure: pytest fails a run on it
-    (a strict xfail that passes, XPASS(strict); one raising what its `raises=` does not name)."""
+    the baseline's (a run `stopped_at_first` failure compared on the tests it ran; with
+    `both_only`, on the tests both runs ran). A test the baseline xfailed that fails now is no
+    difference but a failure: pytest fails a run on it (a strict xfail that passes,
+    XPASS(strict); one raising what its `raises=` does not name)."""
     ran = set(facts.nodeids)
-    now = {nodeid: test.outcome for nodeid, test in facts.inert.items()}
+    common = ran & set(baseline.nodeids) if both_only else ran
+    now = {nodeid: test.outcome for nodeid, test in facts.inert.items()
+           if not both_only or nodeid in common}
     before = {nodeid: test.outcome for nodeid, test in baseline.inert.items()
-              if not stopped_at_first or nodeid in ran}
+              if not (stopped_at_first or both_only) or nodeid in common}
     failing = set(facts.failing_ids)
     differ = sorted(
         nodeid for nodeid in set(now) | set(before) if now.get(nodeid) != before.get(nodeid)
@@ -211,14 +224,16 @@ def _differing(
 
 
 def inert_problem(
-    facts: RunFacts, baseline: RunFacts, stopped_at_first: bool = False
+    facts: RunFacts, baseline: RunFacts, stopped_at_first: bool = False,
+    both_only: bool = False,
 ) -> str | None:
-    """Why a run's skipped/xfailed tests are not exactly the baseline's (None when they are).
+    """Why a run's skipped/xfailed tests are not exactly the baseline's (None when they are;
+    with `both_only`, among the tests both ran).
 
     A skip in the baseline is accepted (the evidence lists it) as long as every run skips
     the same tests the same way; a test that starts or stops skipping under a mutant makes
     that run prove nothing."""
-    _, differ = _differing(facts, baseline, stopped_at_first)
+    _, differ = _differing(facts, baseline, stopped_at_first, both_only)
     if not differ:
         return None
     return (
@@ -253,21 +268,31 @@ def classify(
 ) -> Classification:
     """Derive the verdict of a mutation run from its facts alone. A crash is never a kill.
     A run asked to stop at its first failure (`--first-failure`) is CAUGHT with the part of
-    the baseline's tests it ran; one that failed nothing must have run them all. A run whose
-    only difference from the baseline is tests that passed there and skip here survived
-    (the tests do not catch it: they stopped asking), those tests named."""
+    the baseline's tests it ran; one that failed nothing must have run them all. A run that
+    did not run the baseline's tests (the mutant changed a list tests are generated from) is
+    CAUGHT when a test the baseline passed fails, by its id, the difference named; else it
+    proves nothing. A run whose only difference from the baseline is tests that passed there
+    and skip here survived (the tests do not catch it: they stopped asking), those tests
+    named."""
     if facts.timed_out:
         return Classification(Verdict.TIMEOUT, f"exceeded {facts.timeout_s:g} s")
-    instead = skipped_instead(facts, baseline, stopped_at_first)
-    for problem in (run_problem(facts), ids_problem(facts, baseline, stopped_at_first),
-                    None if instead else inert_problem(facts, baseline, stopped_at_first)):
-        if problem is not None:
-            return _untrustworthy(problem)
+    problem = run_problem(facts)
+    if problem is not None:
+        return _untrustworthy(problem)
+    ids = ids_problem(facts, baseline, stopped_at_first)
+    changed_set = ids is not None and not _repeated(facts) and bool(
+        known_failures(facts, baseline))
+    if ids is not None and not changed_set:
+        return _untrustworthy(ids)
+    instead = () if changed_set else skipped_instead(facts, baseline, stopped_at_first)
+    if not instead and (problem := inert_problem(
+            facts, baseline, stopped_at_first, both_only=changed_set)) is not None:
+        return _untrustworthy(problem)
     if drift:
         shown_drift = ", ".join(shown(path) for path in drift[:EXAMPLES])
         return _untrustworthy(f"workspace changed after restore: {shown_drift}")
     if facts.failed:
-        return Classification(Verdict.CAUGHT)
+        return Classification(Verdict.CAUGHT, ids or "")
     if instead:
         return Classification(
             Verdict.SURVIVED, f"{len(instead)} test(s) skipped instead of running: "

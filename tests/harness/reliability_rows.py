@@ -420,7 +420,7 @@ ROWS: tuple[Row, ...] = (
         H + "test_verdict_integrity.py::test_anchors_are_checked_on_heads_bytes_not_the_working_tree"),
     Row("verdicts", "a commit made during the run", "never in the results: the commit is fixed at the start",
         "commit and source commits as at the start", H + "test_verdict_integrity.py::test_a_commit_made_during_the_run_never_enters_its_results"),
-    Row("verdicts", "a parametrize id from os.urandom", "UNTRUSTWORTHY saying test ids differ between runs",
+    Row("verdicts", "a parametrize id from os.urandom", "no survivor: UNTRUSTWORTHY saying test ids differ between runs; a test the baseline passed that fails is CAUGHT, the difference named",
         "as expected", H + "test_verdict_integrity.py::test_parametrized_ids_that_change_between_runs_are_named_as_such"),
     # -- every failure is exit 5 with results --------------------------------------------------
     Row("failures", "the disk fills up mid-run (a test fills a 48 MiB tmpfs TMPDIR)",

@@ -299,3 +299,56 @@ def test_an_error_a_timer_throws_after_a_file_s_last_test_fails_that_file_as_nod
         ("CAUGHT", ["test/late.test.js > adds"], 2),
         ("CAUGHT", ["test/top.test.js > adds zero"], 2)], done.out + done.err
     assert done.code == 0, done.out + done.err
+
+
+METHODS_CHECK = """\
+const test = require('node:test');
+const assert = require('node:assert');
+const { METHODS, allowed } = require('../lib/methods.js');
+
+for (const method of METHODS) {
+  test(`${method} is allowed`, () => assert.ok(allowed(method)));
+}
+test('PROPFIND is among them', () => assert.ok(allowed('PROPFIND')));
+"""
+
+
+@pytest.mark.parametrize("node", NODES[:1])
+def test_a_mutant_that_drops_a_generated_test_and_fails_another_is_caught_naming_both(
+    tmp_path: Path, git_home: Path, cli: Cli, node: str
+) -> None:
+    project = committed(tmp_path / "methods", {
+        ".gitignore": ".mutharness/\n",
+        "package.json": json.dumps({"name": "methods", "version": "1.0.0"}),
+        "lib/methods.js": "const METHODS = ['GET', 'PROPFIND'];\n"
+                          "exports.METHODS = METHODS;\n"
+                          "exports.allowed = (m) => METHODS.includes(m);\n",
+        "test/methods.test.js": METHODS_CHECK,
+        "specs/methods.json": spec_text(["test/methods.test.js"], 3, [
+            # a test is made per method: without PROPFIND node runs 2 tests, one failing
+            {"name": "PROPFIND is dropped", "file": "lib/methods.js",
+             "anchor": "['GET', 'PROPFIND']", "replacement": "['GET']", "expectCaught": True},
+            {"name": "a method is added", "file": "lib/methods.js",
+             "anchor": "['GET', 'PROPFIND']", "replacement": "['GET', 'PROPFIND', 'PUT']",
+             "expectCaught": False},
+        ]),
+    }, "a test per method")
+
+    done = cli(project, "verify", "specs/methods.json", "--node", node)
+
+    [spec] = results(project)["specs"]
+    assert spec["error"] == "", done.out + done.err
+    dropped, added = spec["mutations"]
+    # as node says (it exits 1): a test the baseline passed failed
+    assert dropped["verdict"] == "CAUGHT", done.out + done.err
+    assert dropped["facts"]["failing"] == ["test/methods.test.js > PROPFIND is among them"]
+    assert dropped["reason"] == ("ran 2 tests, not the baseline's 3: missing "
+                                 "test/methods.test.js > PROPFIND is allowed")
+    # nothing failed but a test more ran: no survivor can be claimed from other tests
+    assert added["verdict"] == "UNTRUSTWORTHY"
+    assert "new test/methods.test.js > PUT is allowed" in added["reason"]
+    assert done.code == 4, done.out + done.err
+    # the results file names the tests such a run ran, so its verdict re-derives from them
+    rendered = cli(project, "render", ".mutharness/results.json", "--out", "rendered")
+    assert rendered.code == 0, rendered.out + rendered.err
+    assert "ran 2 tests, not the baseline" in (project / "rendered/methods.md").read_text("utf-8")

@@ -90,19 +90,32 @@ TABLE = [
     pytest.param(facts(exit_status=None, pytest_exit=None), (), UNTRUSTWORTHY, "exit status None",
                  id="no-exit-status"),
     # not the baseline's tests
-    pytest.param(caught(outcomes=ONE_FAILED[:2]), (), UNTRUSTWORTHY, "ran 2 tests, not the "
-                 "baseline's 3", id="fewer-tests-than-baseline-is-not-caught"),
+    # a test the baseline passed fails: CAUGHT, whatever else the mutant did to the test set
+    # (tests generated from a list the mutant changed), the difference named
+    pytest.param(caught(outcomes=ONE_FAILED[:2]), (), CAUGHT, "ran 2 tests, not the "
+                 "baseline's 3: missing tests/test_calc.py::test_c",
+                 id="fewer-tests-with-a-baseline-test-failing-is-caught"),
+    pytest.param(caught(outcomes=outcomes("passed", "failed", ids=(BASELINE[0], "t.py::new"))),
+                 (), UNTRUSTWORTHY, "ran 2 tests, not the baseline's 3",
+                 id="fewer-tests-whose-only-failure-is-new-is-not-caught"),
+    pytest.param(caught(outcomes=outcomes("passed", "failed", "failed",
+                                          ids=(BASELINE[0], BASELINE[1], BASELINE[1]))),
+                 (), UNTRUSTWORTHY, "reported more than once",
+                 id="a-failure-beside-a-repeated-id-is-not-caught"),
     pytest.param(facts(outcomes=ALL_PASSED[:2]), (), UNTRUSTWORTHY, "ran 2 tests",
                  id="fewer-tests-than-baseline-is-not-survived"),
     pytest.param(facts(outcomes=(*ALL_PASSED, TestOutcome("tests/test_calc.py::test_d",
                                                           Outcome.PASSED, 0.0))),
                  (), UNTRUSTWORTHY, "ran 4 tests, not the baseline's 3: new "
                  "tests/test_calc.py::test_d", id="more-tests-than-baseline"),
-    pytest.param(caught(outcomes=outcomes("passed", "failed", "passed",
+    pytest.param(caught(outcomes=outcomes("passed", "passed", "failed",
                                           ids=(*BASELINE[:2], "tests/test_calc.py::test_z"))),
                  (), UNTRUSTWORTHY, "test ids differ between runs (a parametrize id made from "
                  "id() or a random value, or from a value the mutant changes?)",
                  id="different-tests-same-count"),
+    pytest.param(caught(outcomes=outcomes("passed", "failed", "passed",
+                                          ids=(*BASELINE[:2], "tests/test_calc.py::test_z"))),
+                 (), CAUGHT, "test ids differ between runs", id="different-tests-beside-a-failure"),
     pytest.param(facts(outcomes=outcomes("passed", "passed", "passed",
                                          ids=(BASELINE[0], BASELINE[0], BASELINE[1]))),
                  (), UNTRUSTWORTHY, "reported more than once", id="a-test-ran-twice-another-never"),
@@ -244,7 +257,9 @@ STOPPED_AT_B = outcomes("passed", "failed", ids=BASELINE[:2])
 def test_a_run_stopped_at_its_first_failure_is_caught_with_the_tests_it_ran() -> None:
     run = caught(outcomes=STOPPED_AT_B)
     assert classify(run, facts(), stopped_at_first=True) == Classification(CAUGHT)
-    assert classify(run, facts()).verdict is UNTRUSTWORTHY  # without the mode: a partial run
+    # without the mode (an `-x` in the project's addopts): caught, the tests it lacks named
+    assert classify(run, facts()) == Classification(
+        CAUGHT, "ran 2 tests, not the baseline's 3: missing tests/test_calc.py::test_c")
 
 
 def test_a_first_failure_run_that_failed_nothing_must_have_run_every_test() -> None:
@@ -259,6 +274,22 @@ def test_a_first_failure_run_with_a_test_the_baseline_lacks_is_untrustworthy() -
     result = classify(stranger, facts(), stopped_at_first=True)
     assert result.verdict is UNTRUSTWORTHY
     assert "new t.py::new" in result.reason
+
+
+def test_a_first_failure_run_with_a_new_test_before_a_known_failure_is_caught() -> None:
+    run = caught(outcomes=outcomes("passed", "failed", ids=("t.py::new", BASELINE[1])))
+    result = classify(run, facts(), stopped_at_first=True)
+    assert result.verdict is CAUGHT
+    assert "new t.py::new" in result.reason
+
+
+def test_a_changed_test_set_compares_skips_only_among_the_tests_both_ran() -> None:
+    new_skip = caught(outcomes=outcomes("failed", "skipped", ids=(BASELINE[0], "t.py::new")))
+    assert classify(new_skip, facts()).verdict is CAUGHT
+    baseline = facts(outcomes=outcomes("passed", "passed", "skipped"))
+    common_skip_runs = caught(outcomes=outcomes("failed", "passed", "passed",
+                                                ids=(BASELINE[0], "t.py::new", BASELINE[2])))
+    assert classify(common_skip_runs, baseline).verdict is UNTRUSTWORTHY
 
 
 def test_a_first_failure_run_compares_skips_only_among_the_tests_it_ran() -> None:

@@ -146,7 +146,6 @@ def test_parametrized_ids_that_change_between_runs_are_named_as_such(
 ) -> None:
     project = make_project(spec=default_spec(
         tests=["tests/test_calc.py", "tests/test_random.py"], expectBaselinePass=5,
-        mutations=default_spec()["mutations"][:1],
     ))
     project.write("tests/test_random.py", RANDOM_IDS)
     project.commit("a random parametrize id")
@@ -155,8 +154,12 @@ def test_parametrized_ids_that_change_between_runs_are_named_as_such(
     done = in_process(project.root, "verify", "specs/calc.json", "--no-first-failure")
 
     assert done.code == 4, done.out + done.err
-    [result] = mutations_of(project.root)
-    assert result["verdict"] == "UNTRUSTWORTHY"
-    assert result["reason"].startswith("test ids differ between runs")
-    assert "missing tests/test_random.py::test_with_an_id_that_changes_every_run[" in \
-        result["reason"]
+    caught, survivor = mutations_of(project.root)
+    # a test the baseline passed failed: caught, the difference named
+    assert caught["verdict"] == "CAUGHT"
+    # nothing failed, and not the baseline's tests: no survivor can be claimed
+    assert survivor["verdict"] == "UNTRUSTWORTHY"
+    for result in (caught, survivor):
+        assert result["reason"].startswith("test ids differ between runs")
+        assert "missing tests/test_random.py::test_with_an_id_that_changes_every_run[" in \
+            result["reason"]
