@@ -159,7 +159,8 @@ BASELINE_RUNS: Final = Option[int](
 FIRST_FAILURE: Final = Option[bool](
     "first-failure", Kind.FLAG, True,
     "Stop each mutant's run at its first failing test, the tests in their own order "
-    "(pytest specs without xdist; a mutation with killedBy keeps full counts); the "
+    "(pytest specs without xdist; node specs once the first failing test file has ended, "
+    "the files one at a time; a mutation with killedBy keeps full counts); the "
     "evidence then names the killing test without full counts. --no-first-failure: "
     "every mutant runs every test (full counts).")
 PYTEST_RUNNER: Final = Option[str](

@@ -375,7 +375,8 @@ class Console:
         detail = (f"({facts.failed} of {ran} tests failed)" if facts.failed
                   else f"(all {ran} tests passed)")
         if result.first_failure and result.verdict is Verdict.CAUGHT:
-            detail = "(stopped at its first failing test)"
+            detail = ("(stopped at its first failing test file)" if facts.runner == "node"
+                      else "(stopped at its first failing test)")
         if result.never_imported:
             detail += " never imported: the mutant did not run"
         if not result.verdict.is_evidence:

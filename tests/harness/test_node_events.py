@@ -680,3 +680,32 @@ def test_the_fixture_project_reports_what_its_hand_measured_truth_says(tmp_path:
             assert bool(mutated.file_failures) == measured["file_failure"]
             caught = mutation.get("expectCaught") is not False
             assert caught == bool(measured["failing"] or measured["file_failure"])
+
+
+def test_asked_to_stop_the_reporter_ends_the_run_once_the_first_failing_file_ended(
+    project: Project
+) -> None:
+    project.write("test/a.test.js", "import { test } from 'node:test';\ntest('a', () => {});\n")
+    project.write("test/b.test.js", "import { test } from 'node:test';\n"
+                  "test('b fails', () => { throw new Error('no'); });\ntest('b passes', () => {});\n")
+    project.write("test/c.test.js", "import { test } from 'node:test';\ntest('c', () => {});\n")
+    tests = ("test/a.test.js", "test/b.test.js", "test/c.test.js")
+    stopping = {**node_env(project.events), "MUTHARNESS_NODE_FIRST_FAILURE": "1"}
+
+    done = subprocess.run(node_args(*tests), cwd=project.root, env=stopping, text=True,
+                          capture_output=True, timeout=TIMEOUT_S, stdin=subprocess.DEVNULL)
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    events = project.read()
+    assert (events.state, events.stopped) == ("ok", "test/b.test.js")
+    # every test of the failing file ran; the file after it never started
+    assert outcomes(events) == {"test/a.test.js > a": "passed",
+                                "test/b.test.js > b fails": "failed",
+                                "test/b.test.js > b passes": "passed"}
+    lines = project.events.read_text().splitlines(keepends=True)
+    assert json.loads(lines[-2])["type"] == "stopped"
+    project.events.write_text("".join(lines[:-1]) + lines[1] + lines[-1])
+    assert project.read().state == "unreadable"  # a record after the stop
+    # not asked: every file runs
+    project.run(*tests)
+    assert (project.read().stopped, len(project.read().tests)) == ("", 4)

@@ -144,9 +144,13 @@ def test_a_node_mutant_runs_only_the_test_files_that_loaded_or_read_its_file(
     ]
     verdicts = [m["verdict"] for m in result["mutations"]]
     assert verdicts == ["CAUGHT", "CAUGHT", "SURVIVED", "CAUGHT"]
+    # each caught run stopped after its first failing file: its own, then the stood ones
     counts = [(m["facts"]["passed"], m["facts"]["failed"]) for m in result["mutations"]]
-    assert counts == [(2, 1), (2, 1), (3, 0), (2, 1)]  # every test counted, stood or run
+    assert counts == [(1, 1), (1, 1), (3, 0), (1, 1)]
+    assert [m["facts"]["runner_facts"].get("stopped_after") for m in result["mutations"]] == [
+        "test/a.test.mjs", "test/b.test.cjs", None, "test/a.test.mjs"]
     evidence = (project.root / "evidence/loads.md").read_text("utf-8")
     assert ("Its run ran the 2 test file(s) whose processes loaded or read `lib/a.mjs` in the "
-            "baseline (`test/a.test.mjs`, `test/c.test.cjs`); the baseline's outcomes stand for "
+            "baseline (`test/a.test.mjs`, `test/c.test.cjs`), in that order up to the first "
+            "that failed, `test/a.test.mjs`; the baseline's outcomes stand for "
             "the 1 other(s), which neither loaded nor read it") in evidence

@@ -139,9 +139,16 @@ def test_a_node_run_s_kept_log_holds_node_s_own_account_of_its_failing_test(
 
     assert done.code == 0, done.out + done.err
     log = (node_project / ".mutharness/runs/app-mode/mutant-1.log").read_text("utf-8")
-    # what a user reads to see why the mutant was caught: the test, its assertion, the counts
+    # what a user reads to see why the mutant was caught: the test, its assertion, and why
+    # node's totals are not there (the run stopped once the failing file ended)
     assert "✖ the preload puts the app in test mode" in log, log
     assert "AssertionError" in log
+    assert log.rstrip().endswith(
+        "mutharness: stopped once the first test file with a failing test had ended "
+        '(--first-failure; --no-first-failure runs every file): "test/config.test.js"'), log
+    full = cli(node_project, "verify", "specs/app-mode.json", "--no-first-failure")
+    assert full.code == 0, full.out + full.err
+    log = (node_project / ".mutharness/runs/app-mode/mutant-1.log").read_text("utf-8")
     assert "\N{INFORMATION SOURCE} fail 1" in log
 
 
@@ -334,7 +341,8 @@ def test_a_mutant_that_drops_a_generated_test_and_fails_another_is_caught_naming
         ]),
     }, "a test per method")
 
-    done = cli(project, "verify", "specs/methods.json", "--node", node)
+    # full counts: a run stopped at its first failing file lacks the later files anyway
+    done = cli(project, "verify", "specs/methods.json", "--node", node, "--no-first-failure")
 
     [spec] = results(project)["specs"]
     assert spec["error"] == "", done.out + done.err

@@ -4,14 +4,23 @@
 // named by MUTHARNESS_NODE_EVENTS. It yields nothing: counts are never read from text that
 // tests can print. The variable is removed from process.env as soon as this module loads, which
 // happens before any test file's child process is spawned, so test files do not inherit it.
+//
+// With MUTHARNESS_NODE_FIRST_FAILURE=1 (a mutant's run, one file at a time) it ends the run
+// once the first test file with a failing test has ended (node reports the file's own entry
+// complete after its process exited): a `stopped` record naming that file, then `end`, then
+// exit status 1. The files after it never start.
 import fs from 'node:fs';
+import path from 'node:path';
 import { inspect } from 'node:util';
 
 const ENV_NAME = 'MUTHARNESS_NODE_EVENTS';
+const FIRST_FAILURE = 'MUTHARNESS_NODE_FIRST_FAILURE';
 const MAX_TEXT = 2000;
 
 const eventsPath = process.env[ENV_NAME];
 delete process.env[ENV_NAME];
+const stopAtFirstFailure = process.env[FIRST_FAILURE] === '1';
+delete process.env[FIRST_FAILURE];
 if (!eventsPath) {
   throw new Error(`mutharness node reporter: ${ENV_NAME} is not set`);
 }
@@ -76,8 +85,18 @@ function result(type, data) {
   };
 }
 
+// A test file's own entry: at the top, named after the file (absolute on node 20, as given on
+// node 22 and later).
+function isFileEntry(data) {
+  if (data.nesting !== 0 || typeof data.name !== 'string' || typeof data.file !== 'string') {
+    return false;
+  }
+  return path.resolve(process.cwd(), data.name) === path.resolve(data.file);
+}
+
 export default async function* mutharnessReporter(source) {
   write({ type: 'start', node: process.version, pid: process.pid, cwd: process.cwd() });
+  const failing = new Set();  // test files with a failing test
   for await (const event of source) {
     const data = event.data ?? {};
     switch (event.type) {
@@ -86,6 +105,19 @@ export default async function* mutharnessReporter(source) {
         break;
       case 'test:fail':
         write(result('fail', data));
+        if (typeof data.file === 'string') failing.add(data.file);
+        break;
+      case 'test:complete':
+        if (stopAtFirstFailure && failing.has(data.file) && isFileEntry(data)) {
+          write({ type: 'stopped', file: data.file });
+          write({ type: 'end' });
+          fs.closeSync(fd);
+          // the run's log (stdout, a file: written at once), where node's totals would be
+          fs.writeSync(1, `\nmutharness: stopped once the first test file with a failing test ` +
+                          `had ended (--first-failure; --no-first-failure runs every file): ` +
+                          `${JSON.stringify(path.relative(process.cwd(), data.file))}\n`);
+          process.exit(1);
+        }
         break;
       case 'test:enqueue':
         write({ type: 'enqueue', ...location(data) });

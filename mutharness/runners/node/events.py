@@ -57,6 +57,9 @@ class NodeEvents:
     # files whose every test was reported and which then failed (node: one more test failed):
     # an error after a test had ended; each failed the test node named, else its last test
     late: tuple[str, ...] = ()
+    # the first test file that failed, where the run stopped once it ended (a mutant's run
+    # with --first-failure: the files after it never started); "" when it ran every file
+    stopped: str = ""
 
 
 class _Unreadable(Exception):
@@ -318,15 +321,18 @@ def read_events(path: Path, cwd: Path) -> NodeEvents:
     late_messages: dict[str, list[str]] = {}  # a test file (absolute) -> node's late errors
     unclaimed: list[str] = []  # late errors of no named file: the next file entry's (node 20)
     ran_tests: set[str] = set()  # test files (absolute) that reported a test of their own
+    stopped = ""
     try:
         for seq, record in enumerate(records[1:], start=1):
             kind = record["type"]
-            if finished or kind == "start":
-                raise _Unreadable("a record after the end, or a second start")
+            if finished or kind == "start" or (stopped and kind != "end"):
+                raise _Unreadable("a record after the end or the stop, or a second start")
             if kind == "end":
                 finished = True
             elif kind == "interrupted":
                 interrupted = True
+            elif kind == "stopped":
+                stopped = _relative(_text(record, "file"), bases)
             elif kind == "enqueue":
                 if _is_file_entry(record, bases):
                     files.append(_relative(_text(record, "file"), bases))
@@ -397,4 +403,5 @@ def read_events(path: Path, cwd: Path) -> NodeEvents:
         unreported=tuple(f"{f}:{line}:{col} {name}" for f, line, col, _n, name in unreported),
         files=_dedupe(files),
         late=tuple(late),
+        stopped=stopped,
     )

@@ -39,6 +39,8 @@ from mutharness.runners.sandbox import sandboxed
 
 MIN_NODE = 20  # the first node whose `node --test` reports what the reporter reads
 EVENTS = "MUTHARNESS_NODE_EVENTS"  # where the reporter writes its records (see the reporter)
+FIRST_FAILURE = "MUTHARNESS_NODE_FIRST_FAILURE"  # "1": the reporter ends the run after the
+# first failing test file (a mutant's run one file at a time)
 REPORTER = "_reporter.mjs"
 LINGER = "MUTHARNESS_NODE_LINGER"  # where the linger watch writes its records
 WATCH = "_linger.mjs"  # preloaded into every test file's process (see the watch)
@@ -79,6 +81,7 @@ class NodeFacts:
     loads: LoadRecord | None = None
     keep_loads: bool = True
     subset: Subset | None = None  # a mutant's run of only the files it can change
+    stopped_after: str = ""  # the failing test file after which the run stopped, if it did
 
     def to_json(self) -> dict[str, Any]:
         """Everything but a mutant's load record: it is small."""
@@ -93,6 +96,8 @@ class NodeFacts:
             "lingered": [entry.to_json() for entry in self.lingered],
             "concurrency": self.concurrency,
         }
+        if self.stopped_after:
+            document["stopped_after"] = self.stopped_after
         if self.subset is not None:
             document["subset"] = {"ran": list(self.subset.ran), "stood": list(self.subset.stood)}
         if self.loads is not None and self.keep_loads:
@@ -198,8 +203,9 @@ class NodeRunner:
         self.version = ""
 
     def stops_at_first_failure(self, baseline: RunFacts) -> bool:
-        """node 20 has no option that stops at a failing test: every run keeps full counts."""
-        return False
+        """A mutant's run one file at a time ends once its first failing test file has
+        (our reporter ends the run: node has no such option); at once, every file runs."""
+        return True
 
     def _resolve(self) -> str:
         if os.path.dirname(self.node_given):
@@ -360,6 +366,8 @@ class NodeRunner:
         # the load record in runs without a mutant: a mutant's is its baseline's (`run`)
         env = self.environment(scratch, events_path, lingering,
                                None if request.mutant else request.cwd)
+        if request.mutant and request.first_failure and concurrency == 1:
+            env[FIRST_FAILURE] = "1"
         ask = LineAsk.asked(self.environ, request)
         if ask is not None:  # suggest's baseline: V8's block coverage of every node process
             (scratch / "coverage").mkdir(exist_ok=True)
@@ -402,6 +410,7 @@ class NodeRunner:
                 events.unreported, events.suite_failures, events.summary, events.diagnostics,
                 lingered, concurrency,
                 None if request.mutant else read_loads(scratch / "loads", request.cwd),
+                stopped_after=events.stopped,
             ),
             route="concurrent" if concurrency > 1 else "",
         )
