@@ -687,7 +687,8 @@ def test_asked_to_stop_the_reporter_ends_the_run_once_the_first_failing_file_end
 ) -> None:
     project.write("test/a.test.js", "import { test } from 'node:test';\ntest('a', () => {});\n")
     project.write("test/b.test.js", "import { test } from 'node:test';\n"
-                  "test('b fails', () => { throw new Error('no'); });\ntest('b passes', () => {});\n")
+                  "test('b fails', () => { throw new Error('no'); });\n"
+                  "test('b passes', () => {});\n")
     project.write("test/c.test.js", "import { test } from 'node:test';\ntest('c', () => {});\n")
     tests = ("test/a.test.js", "test/b.test.js", "test/c.test.js")
     stopping = {**node_env(project.events), "MUTHARNESS_NODE_FIRST_FAILURE": "1"}
