@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,12 +35,19 @@ from mutharness.paths import visible as shown_path
 from mutharness.repo.files import write_atomic
 from mutharness.repo.git import run_git
 from mutharness.repo.source import SourceRepo, added_lines, status_paths
-from mutharness.reports.console import Console, PinConsole
+from mutharness.reports.console import Console, PinConsole, listed
 from mutharness.runners.base import LineAsk
 from mutharness.runners.registry import DEFAULT, runner_kind
 from mutharness.signals import interrupts
 from mutharness.static_check import tracked_with
-from mutharness.suggest.candidates import PER_OPERATOR, Anchored, Candidate, anchored, chosen
+from mutharness.suggest.candidates import (
+    PER_OPERATOR,
+    Anchored,
+    Candidate,
+    anchored,
+    chosen,
+    eligible,
+)
 from mutharness.suggest.javascript import SUFFIXES, javascript_candidates
 from mutharness.suggest.lines import carried
 from mutharness.suggest.python import python_candidates
@@ -193,7 +201,7 @@ def run(console: Console, cli_options: Mapping[str, Any], request: Request,
     console.line(f"suggest: {len(candidates)} candidate(s) on {lines} of {read.examined} "
                  f"changed line(s) {change.said} in {read.files} file(s); "
                  f"{len(drafted)} kept (one a line, at most {PER_OPERATOR} of an operator, "
-                 f"at most --max {request.most}); tests: {' '.join(tests)}")
+                 f"at most --max {request.most}); tests: {listed(tests)}")
     if read.unread:
         console.line(f"  {len(read.unread)} file{'s' if len(read.unread) > 1 else ''} not "
                      "read: " + "; ".join(f"{shown_path(path)} ({why})"
@@ -312,7 +320,7 @@ def _tests(source: SourceRepo, request: Request, changed: tuple[str, ...],
                 f"no spec covers a changed file, no evidence records loading one, and the "
                 f"project has no {runner} test file", NAMING)
         said = ("no spec covers a changed file and no evidence records loading one: the "
-                f"project's tests, {' '.join(tests)}")
+                f"project's tests, {listed(tests)}")
     kind = runner_kind(runner)
     own = tuple(path for path in touched.get(runner, ())
                 if not any(path == kind.entry_path(entry)
@@ -399,13 +407,48 @@ def _reached(console: Console, source: SourceRepo, read: _Read, reach: Reach, mo
             console.line(f"the line record cannot speak for {shown_path(file)} ({why}): its "
                          "candidates are kept", "yellow")
     if not unrun:
+        _without(console, kept, drafted, most, notes)
         return drafted, notes
     again, left = _drafted(source, _Read(read.sources, kept, read.files, read.examined,
                                          read.unread), most, dirty)
     _unanchored(console, [candidate for candidate in left if candidate not in unanchored])
     if again:
         console.line(f"  the choice made again from the lines the tests run: {len(again)} kept")
+    _without(console, kept, again, most, notes)
     return again, notes
+
+
+def _without(console: Console, pool: Sequence[Candidate], drafted: Sequence[Anchored],
+             most: int, notes: dict[str, Any]) -> None:
+    """Say each changed function with candidates (on lines the tests run, or that the line
+    record cannot speak for) that the draft has none of, and why (the draft's
+    `_without_candidate`): the limit of an operator, or --max."""
+    kept = [made.candidate for made in drafted]
+    have = {(c.file, c.function) for c in kept}
+    counts = Counter(c.operator for c in kept)
+    pool = eligible(pool)
+    firsts: dict[tuple[str, str], Candidate] = {}
+    for candidate in pool:
+        key = (candidate.file, candidate.function)
+        if key not in have and (key not in firsts or candidate.line < firsts[key].line):
+            firsts[key] = candidate
+    left: list[tuple[Candidate, str]] = []
+    for (file, function), first in sorted(firsts.items(), key=lambda item: (
+            item[0][0], item[1].line)):
+        operators = {c.operator for c in pool if (c.file, c.function) == (file, function)}
+        left.append((first, f"the limit of {PER_OPERATOR} of an operator"
+                     if all(counts[operator] >= PER_OPERATOR for operator in operators)
+                     else f"--max {most} was reached" if len(kept) >= most
+                     else "its candidates had no anchor, or their lines another function's"))
+    if not left:
+        return
+    notes["_without_candidate"] = [{"file": first.file, "function": first.function,
+                                    "line": first.line, "why": why} for first, why in left]
+    console.line(f"{len(left)} changed function{'s' if len(left) > 1 else ''} with "
+                 "candidates got none in the draft: " + "; ".join(
+                     f"{shown_path(first.file)}:{first.line} "
+                     f"{first.function or '(module level)'} ({why})"
+                     for first, why in left), "yellow")
 
 
 class _Quiet(PinConsole):

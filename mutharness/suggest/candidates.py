@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
@@ -186,52 +186,89 @@ def anchored(source: Source | str, candidate: Candidate) -> Anchored | None:
     return None
 
 
-def chosen(candidates: Sequence[Candidate], most: int) -> list[Candidate]:
-    """At most `most` candidates, round by round over the changed functions (in the order
-    they appear), so every function has one before any has two: in each round the function
-    whose best remaining candidate is worth most picks first. A function's pick is its most
-    valuable candidate (the first generated among equals) on a line none was kept on, of an
-    operator kept fewer than `PER_OPERATOR` times; a neutral return only on a line with no
-    other candidate. Returned in file and line order."""
+def eligible(candidates: Sequence[Candidate]) -> list[Candidate]:
+    """The candidates a draft may keep, in their order: a neutral return only on a line with
+    no other candidate."""
     lines: dict[tuple[str, int], set[Operator]] = {}
     for candidate in candidates:
         lines.setdefault((candidate.file, candidate.line), set()).add(candidate.operator)
+    return [candidate for candidate in candidates
+            if candidate.operator not in WHEN_ALONE
+            or not lines[(candidate.file, candidate.line)] - {candidate.operator}]
+
+
+def chosen(candidates: Sequence[Candidate], most: int) -> list[Candidate]:
+    """At most `most` candidates, round by round over the changed functions (in the order
+    they appear), so every function has one before any has two (`_round`). A function's pick
+    is its most valuable candidate (the first generated among equals) on a line none was kept
+    on, of an operator kept fewer than `PER_OPERATOR` times; a neutral return only on a line
+    with no other candidate. Returned in file and line order."""
     by_function: dict[tuple[str, str], list[tuple[int, Candidate]]] = {}
-    for index, candidate in enumerate(candidates):
-        if candidate.operator in WHEN_ALONE and lines[(candidate.file, candidate.line)] - {
-                candidate.operator}:
-            continue
+    for index, candidate in enumerate(eligible(candidates)):
         by_function.setdefault((candidate.file, candidate.function), []).append(
             (index, candidate))
-    queues = [sorted(group, key=lambda each: (-each[1].operator.value_rank, each[0]))
-              for group in by_function.values()]
+    queues = [[candidate for _, candidate in sorted(
+        group, key=lambda each: (-each[1].operator.value_rank, each[0]))]
+        for group in by_function.values()]
     kept: list[Candidate] = []
     used: set[tuple[str, int]] = set()
     counts: dict[Operator, int] = {}
-
-    def best(queue: list[tuple[int, Candidate]]) -> Candidate | None:
-        return next((candidate for _, candidate in queue
-                     if (candidate.file, candidate.line) not in used
-                     and counts.get(candidate.operator, 0) < PER_OPERATOR), None)
-
     while len(kept) < most:
-        waiting = list(range(len(queues)))
-        picked = False
-        while waiting and len(kept) < most:
-            offers = [(found, place) for place in waiting
-                      if (found := best(queues[place])) is not None]
-            if not offers:
-                break
-            found, place = max(offers, key=lambda offer: (offer[0].operator.value_rank,
-                                                          -offer[1]))
+        picks = _round(queues, used, counts, most - len(kept))
+        if not picks:
+            break
+        for found in picks:
             kept.append(found)
             used.add((found.file, found.line))
             counts[found.operator] = counts.get(found.operator, 0) + 1
-            waiting.remove(place)
-            picked = True
-        if not picked:
-            break
     return sorted(kept, key=lambda c: (c.file, c.line))
+
+
+def _round(queues: Sequence[Sequence[Candidate]], used: set[tuple[str, int]],
+           counts: Mapping[Operator, int], room: int) -> list[Candidate]:
+    """One candidate each for as many functions as the operators' limits allow, at most
+    `room`: the function whose best candidate is worth most picks first, its best open one;
+    a function with none open takes one from a function that holds its operator and has
+    another choice, which moves to that (an augmenting path), so a function with one kind of
+    candidate is not left out for a function that had two."""
+    options = {place: [c for c in queue if (c.file, c.line) not in used]
+               for place, queue in enumerate(queues)}
+    held: dict[int, Candidate] = {}
+
+    def load(operator: Operator) -> int:
+        return counts.get(operator, 0) + sum(c.operator is operator for c in held.values())
+
+    def free(candidate: Candidate, place: int) -> bool:
+        return all((c.file, c.line) != (candidate.file, candidate.line)
+                   for other, c in held.items() if other != place)
+
+    def take(place: int, tried: set[Operator]) -> bool:
+        for candidate in options[place]:  # an open one first, the most valuable
+            if (candidate.operator not in tried and free(candidate, place)
+                    and load(candidate.operator) < PER_OPERATOR):
+                held[place] = candidate
+                return True
+        for candidate in options[place]:  # else one taken from a function with another
+            operator = candidate.operator
+            if operator in tried or not free(candidate, place):
+                continue
+            tried.add(operator)
+            for other in [o for o, c in held.items() if c.operator is operator and o != place]:
+                holding = held.pop(other)
+                held[place] = candidate
+                if take(other, tried):
+                    return True
+                del held[place]
+                held[other] = holding
+        return False
+
+    order = sorted((place for place, found in options.items() if found),
+                   key=lambda place: (-options[place][0].operator.value_rank, place))
+    for place in order:
+        if len(held) >= room:
+            break
+        take(place, set())
+    return list(held.values())
 
 
 def narrowed_classes(pattern: str) -> list[tuple[int, int, str]]:

@@ -18,6 +18,7 @@ from mutharness.suggest.candidates import PER_OPERATOR, Candidate, Operator, cho
 Cli = Callable[..., Completed]
 G, B, C = Operator.GUARD_REMOVED, Operator.BOUNDARY, Operator.CONSTANT_BOUNDARY
 N, R, X = Operator.NEGATED_CONDITION, Operator.NEUTRAL_RETURN, Operator.CALL_BYPASSED
+D = Operator.DEFAULT_CHANGED
 
 
 def test_the_operators_rank_decisions_before_blunt_changes() -> None:
@@ -44,6 +45,13 @@ CHOSEN = [  # (candidates: line, operator, function), --max, what is kept: (line
     ([(1, G, "f"), (10, B, "g")], 1, [(10, B)]),  # a round: the most valuable first
     ([(1, B, "f"), (1, C, "f"), (2, B, "g"), (2, C, "g"), (3, B, "h"), (3, C, "h")], 7,
      [(1, B), (2, B), (3, C)]),  # one a line; a line whose best is spent gives its next
+    # every function before any has two: f, which has another choice, leaves the operator
+    # to the functions that have none (pino-pretty's sanitiser call sites)
+    ([(1, X, "f"), (2, D, "f"), (10, X, "g"), (20, X, "h")], 7, [(2, D), (10, X), (20, X)]),
+    ([(1, X, "f"), (2, D, "f"), (3, X, "g"), (4, D, "g"), (10, X, "h"), (20, X, "i")], 7,
+     [(2, D), (4, D), (10, X), (20, X)]),
+    # and where the limits leave one without, the most valuable still come first
+    ([(1, X, "f"), (10, X, "g"), (20, X, "h")], 7, [(1, X), (10, X)]),
 ]
 
 
@@ -211,3 +219,41 @@ def test_five_guarded_functions_give_two_of_each_operator_and_each_function_a_ca
     assert {m["name"].split(" in ")[1].split(":")[0] for m in draft["mutations"]} == {
         "name", "email", "city", "street", "country"}
     assert "at most 2 of an operator" in done.out
+
+
+STRIPPED = "".join(f'''\
+def {name}(value):
+    return value.strip()
+
+
+''' for name in ("name", "email", "city"))
+STRIPPED_TEST = '''\
+from fields import city, email, name
+
+
+def test_each_field_is_stripped():
+    assert name(" a ") == email(" a ") == city(" a ") == "a"
+'''
+
+
+def test_a_changed_function_the_tests_execute_left_without_a_candidate_is_named(
+    make_project: Callable[..., Project], cli: Cli
+) -> None:
+    project = make_project(spec=default_spec(mutations=[]))
+    project.write("src/fields.py", STRIPPED.replace("value.strip()", "value"))
+    project.commit("fields, unstripped")
+    project.write("src/fields.py", STRIPPED)
+    project.write("tests/test_fields.py", STRIPPED_TEST)
+    project.commit("fix: fields are stripped")
+
+    done = cli(project.root, "suggest", "--since", "HEAD~1", "--no-progress")
+
+    assert done.code == 0, done.out + done.err
+    draft = json.loads((project.root / ".mutharness/suggest/draft.json").read_text("utf-8"))
+    # three call sites, one operator: two are kept, and the third function is said, not lost
+    assert [m["_operator"] for m in draft["mutations"]] == ["call-bypassed"] * 2
+    assert draft["_without_candidate"] == [
+        {"file": "src/fields.py", "function": "city", "line": 10,
+         "why": "the limit of 2 of an operator"}]
+    assert ("1 changed function with candidates got none in the draft: src/fields.py:10 city "
+            "(the limit of 2 of an operator)") in done.out
