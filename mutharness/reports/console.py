@@ -70,6 +70,20 @@ def printable(text: str) -> str:
     return text
 
 
+LISTED = 6  # test entries a console line names before it counts the rest
+
+
+def listed(entries: Sequence[str], most: int = LISTED) -> str:
+    """Test entries for one console line, each `printable`: all of them up to `most`, else
+    the first three and how many more (a suite of a hundred files, named three times over,
+    buries the lines a user reads)."""
+    shown_entries = [printable(entry) for entry in entries]
+    if len(shown_entries) <= most:
+        return " ".join(shown_entries)
+    return (f"{' '.join(shown_entries[:3])} and {len(shown_entries) - 3} more "
+            f"({len(shown_entries)} in all)")
+
+
 def _first_line(message: str) -> str:
     """A message's first line; one that leads to a list (ends with a colon) with the list's
     first item and how many more follow."""
@@ -279,7 +293,7 @@ class Console:
         if self.progress is not None:
             self.progress.baseline_started(spec, time.monotonic())
         self.line(f"spec {printable(spec.id)} ({printable(spec.path)})")
-        self.line(f"baseline: {' '.join(map(printable, spec.tests))}", "bright_black")
+        self.line(f"baseline: {listed(spec.tests)}", "bright_black")
 
     def baseline_run(self, spec: Spec, number: int, runs: int) -> None:
         """The status line says which baseline run runs."""
