@@ -71,6 +71,11 @@ def test_a_node_mutant_stops_after_its_first_failing_file_and_a_survivor_runs_ev
     assert (named["facts"]["failed"], named["facts"]["passed"]) == (5, 0)
     assert (survivor["verdict"], survivor["facts"]["passed"]) == ("SURVIVED", 5)
     assert "stopped at its first failing test file" in done.out
+    # the results re-derive: render takes them as verify wrote them
+    rendered = cli(project, "render", ".mutharness/results.json", "--out", "rendered")
+    assert rendered.code == 0, rendered.out + rendered.err
+    document = (project / "rendered/calc.md").read_text("utf-8")
+    assert "Its run stopped once its first failing test file, `test/adds.test.js`" in document
 
 
 @pytest.mark.parametrize("node", NODES[:1])
