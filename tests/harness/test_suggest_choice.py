@@ -8,6 +8,7 @@ import json
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import Completed, Project, default_spec, git
@@ -199,20 +200,27 @@ def test_a_field_is_kept(field):
 '''
 
 
+def _suggested_for_a_fix(make_project: Callable[..., Project], cli: Cli, before: str,
+                         after: str, tests: str) -> tuple[Completed, dict[str, Any]]:
+    """`suggest --since HEAD~1` on a fix of src/fields.py (`before` -> `after`, with `tests`):
+    its run and its draft."""
+    project = make_project(spec=default_spec(mutations=[]))
+    project.write("src/fields.py", before)
+    project.commit("fields, before the fix")
+    project.write("src/fields.py", after)
+    project.write("tests/test_fields.py", tests)
+    project.commit("fix: fields")
+    done = cli(project.root, "suggest", "--since", "HEAD~1", "--no-progress")
+    assert done.code == 0, done.out + done.err
+    draft = json.loads((project.root / ".mutharness/suggest/draft.json").read_text("utf-8"))
+    return done, draft
+
+
 def test_five_guarded_functions_give_two_of_each_operator_and_each_function_a_candidate(
     make_project: Callable[..., Project], cli: Cli
 ) -> None:
-    project = make_project(spec=default_spec(mutations=[]))
-    project.write("src/fields.py", GUARDED)
-    project.commit("fields, unchecked")
-    project.write("src/fields.py", GUARDED_FIXED)
-    project.write("tests/test_fields.py", GUARDS_TEST)
-    project.commit("fix: an empty field is refused")
+    done, draft = _suggested_for_a_fix(make_project, cli, GUARDED, GUARDED_FIXED, GUARDS_TEST)
 
-    done = cli(project.root, "suggest", "--since", "HEAD~1", "--no-progress")
-
-    assert done.code == 0, done.out + done.err
-    draft = json.loads((project.root / ".mutharness/suggest/draft.json").read_text("utf-8"))
     operators = Counter(m["_operator"] for m in draft["mutations"])
     assert operators == {"guard-removed": 2, "negated-condition": 2, "call-bypassed": 2}, \
         operators
@@ -239,17 +247,9 @@ def test_each_field_is_stripped():
 def test_a_changed_function_the_tests_execute_left_without_a_candidate_is_named(
     make_project: Callable[..., Project], cli: Cli
 ) -> None:
-    project = make_project(spec=default_spec(mutations=[]))
-    project.write("src/fields.py", STRIPPED.replace("value.strip()", "value"))
-    project.commit("fields, unstripped")
-    project.write("src/fields.py", STRIPPED)
-    project.write("tests/test_fields.py", STRIPPED_TEST)
-    project.commit("fix: fields are stripped")
+    done, draft = _suggested_for_a_fix(make_project, cli, STRIPPED.replace(
+        "value.strip()", "value"), STRIPPED, STRIPPED_TEST)
 
-    done = cli(project.root, "suggest", "--since", "HEAD~1", "--no-progress")
-
-    assert done.code == 0, done.out + done.err
-    draft = json.loads((project.root / ".mutharness/suggest/draft.json").read_text("utf-8"))
     # three call sites, one operator: two are kept, and the third function is said, not lost
     assert [m["_operator"] for m in draft["mutations"]] == ["call-bypassed"] * 2
     assert draft["_without_candidate"] == [
