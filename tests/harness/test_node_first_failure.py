@@ -66,6 +66,9 @@ def test_a_node_mutant_stops_after_its_first_failing_file_and_a_survivor_runs_ev
     assert stopped["facts"]["runner_facts"]["stopped_after"] == "test/adds.test.js"
     log = (project / ".mutharness/runs/calc/mutant-1.log").read_text("utf-8")
     assert "adds again" not in log
+    # why the tests failed is in the log, whatever node's reporter had printed when it ended
+    # (node 22 and later print a failure's details only in their summary, after every file)
+    assert "AssertionError" in log and "6 !== 5" in log, log
     # a mutation with killedBy keeps full counts, and so does a survivor
     assert (named["verdict"], named["first_failure"]) == ("CAUGHT", False)
     assert (named["facts"]["failed"], named["facts"]["passed"]) == (5, 0)

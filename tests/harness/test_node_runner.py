@@ -143,9 +143,11 @@ def test_a_node_run_s_kept_log_holds_node_s_own_account_of_its_failing_test(
     # node's totals are not there (the run stopped once the failing file ended)
     assert "✖ the preload puts the app in test mode" in log, log
     assert "AssertionError" in log
-    assert log.rstrip().endswith(
-        "mutharness: stopped once the first test file with a failing test had ended "
-        '(--first-failure; --no-first-failure runs every file): "test/config.test.js"'), log
+    stop = ("mutharness: stopped once the first test file with a failing test had ended "
+            '(--first-failure; --no-first-failure runs every file): "test/config.test.js"\n'
+            "its failing tests:\n\N{HEAVY MULTIPLICATION X} the preload puts the app in test mode\n"
+            "  AssertionError")
+    assert stop in log, log
     full = cli(node_project, "verify", "specs/app-mode.json", "--no-first-failure")
     assert full.code == 0, full.out + full.err
     log = (node_project / ".mutharness/runs/app-mode/mutant-1.log").read_text("utf-8")

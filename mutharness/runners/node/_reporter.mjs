@@ -41,6 +41,20 @@ function short(value) {
   return text.length > MAX_TEXT ? text.slice(0, MAX_TEXT) : text;
 }
 
+// A failure's whole account for the log, as node's own reporter shows it: a test's own error
+// is the cause node wrapped it in (cut at 20 000 characters).
+function long(value) {
+  const shown = value?.code === 'ERR_TEST_FAILURE' && value.failureType === 'testCodeFailure'
+    && value.cause !== undefined ? value.cause : value;
+  let text;
+  try {
+    text = inspect(shown, { depth: 4, breakLength: 100 });
+  } catch {
+    text = Object.prototype.toString.call(value);
+  }
+  return text.length > 20000 ? `${text.slice(0, 20000)}...` : text;
+}
+
 // An Error's message; any other thrown value as node would print it.
 function messageOf(value) {
   if (value === undefined || value === null) return null;
@@ -97,6 +111,7 @@ function isFileEntry(data) {
 export default async function* mutharnessReporter(source) {
   write({ type: 'start', node: process.version, pid: process.pid, cwd: process.cwd() });
   const failing = new Set();  // test files with a failing test
+  const accounts = new Map();  // a test file -> [name, error] of each of its failures
   for await (const event of source) {
     const data = event.data ?? {};
     switch (event.type) {
@@ -105,17 +120,27 @@ export default async function* mutharnessReporter(source) {
         break;
       case 'test:fail':
         write(result('fail', data));
-        if (typeof data.file === 'string') failing.add(data.file);
+        if (typeof data.file === 'string') {
+          failing.add(data.file);
+          if (!accounts.has(data.file)) accounts.set(data.file, []);
+          accounts.get(data.file).push([data.name, data.details?.error]);
+        }
         break;
       case 'test:complete':
         if (stopAtFirstFailure && failing.has(data.file) && isFileEntry(data)) {
           write({ type: 'stopped', file: data.file });
           write({ type: 'end' });
           fs.closeSync(fd);
-          // the run's log (stdout, a file: written at once), where node's totals would be
+          // the run's log (stdout, a file: written at once), where node's totals would be, and
+          // each failure's account (node 22 and later print it only in their final summary)
+          const file = JSON.stringify(path.relative(process.cwd(), data.file).split(path.sep)
+            .join('/'));
           fs.writeSync(1, `\nmutharness: stopped once the first test file with a failing test ` +
                           `had ended (--first-failure; --no-first-failure runs every file): ` +
-                          `${JSON.stringify(path.relative(process.cwd(), data.file))}\n`);
+                          `${file}\nits failing tests:\n`);
+          for (const [name, error] of accounts.get(data.file) ?? []) {
+            fs.writeSync(1, `\u2716 ${short(name)}\n  ${long(error).replaceAll('\n', '\n  ')}\n`);
+          }
           process.exit(1);
         }
         break;
