@@ -28,6 +28,7 @@ from mutharness.paths import visible
 from mutharness.reports.outcome import mismatch
 from mutharness.reports.progress import Progress
 from mutharness.runners.base import RunFacts
+from mutharness.runners.registry import RUNNERS
 
 if TYPE_CHECKING:  # at run time the console needs only click: it reports missing libraries
     from mutharness.lab.events import Phase
@@ -389,8 +390,8 @@ class Console:
         detail = (f"({facts.failed} of {ran} tests failed)" if facts.failed
                   else f"(all {ran} tests passed)")
         if result.first_failure and result.verdict is Verdict.CAUGHT:
-            detail = ("(stopped at its first failing test file)" if facts.runner == "node"
-                      else "(stopped at its first failing test)")
+            kind = RUNNERS.get(facts.runner)  # a results file read back may name any runner
+            detail = f"(stopped at its first failing {kind.stops_after if kind else 'test'})"
         if result.never_imported:
             detail += " never imported: the mutant did not run"
         if not result.verdict.is_evidence:

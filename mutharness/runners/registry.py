@@ -29,6 +29,7 @@ class RunnerKind:
     # spec's own files (`Runner.records`): the files it imported ("imports")
     legacy: frozenset[str] = frozenset()
     modules: tuple[str, ...] = ()  # the suffixes of the files an import record lists
+    stops_after: str = "test"  # what a run stopped at its first failure ran up to (a failing one)
 
 
 def _pytest_rows(versions: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
@@ -55,6 +56,7 @@ RUNNERS: Final[Mapping[str, RunnerKind]] = MappingProxyType({
     node.NAME: RunnerKind(
         node.NAME, node.entry_problem, node.entry_path, _node_rows, node.split_id,
         node.covers, node.is_test_module, node.config_inputs, node.config_candidates,
+        stops_after="test file",
     ),
 })
 DEFAULT = pytest.NAME
