@@ -35,7 +35,7 @@ from mutharness.paths import visible as shown_path
 from mutharness.repo.files import write_atomic
 from mutharness.repo.git import run_git
 from mutharness.repo.source import SourceRepo, added_lines, status_paths
-from mutharness.reports.console import Console, PinConsole, listed
+from mutharness.reports.console import LISTED, Console, PinConsole, listed
 from mutharness.runners.base import LineAsk
 from mutharness.runners.registry import DEFAULT, runner_kind
 from mutharness.signals import interrupts
@@ -444,11 +444,13 @@ def _without(console: Console, pool: Sequence[Candidate], drafted: Sequence[Anch
         return
     notes["_without_candidate"] = [{"file": first.file, "function": first.function,
                                     "line": first.line, "why": why} for first, why in left]
+    more = (f" and {len(left) - LISTED} more (the draft's _without_candidate lists them all)"
+            if len(left) > LISTED else "")
     console.line(f"{len(left)} changed function{'s' if len(left) > 1 else ''} with "
                  "candidates got none in the draft: " + "; ".join(
                      f"{shown_path(first.file)}:{first.line} "
                      f"{first.function or '(module level)'} ({why})"
-                     for first, why in left), "yellow")
+                     for first, why in left[:LISTED]) + more, "yellow")
 
 
 class _Quiet(PinConsole):

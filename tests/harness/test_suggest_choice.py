@@ -257,3 +257,20 @@ def test_a_changed_function_the_tests_execute_left_without_a_candidate_is_named(
          "why": "the limit of 2 of an operator"}]
     assert ("1 changed function with candidates got none in the draft: src/fields.py:10 city "
             "(the limit of 2 of an operator)") in done.out
+
+
+def test_a_long_list_of_functions_left_without_a_candidate_is_counted_after_six(
+    make_project: Callable[..., Project], cli: Cli
+) -> None:
+    names = ("name", "email", "city", "street", "country", "phone", "zip", "state", "title")
+    fixed = "".join(f"def {name}(value):\n    return value.strip()\n\n\n" for name in names)
+    tests = (f"from fields import {', '.join(names)}\n\n\ndef test_each_is_stripped():\n"
+             + "".join(f"    assert {name}(' a ') == 'a'\n" for name in names))
+
+    done, draft = _suggested_for_a_fix(make_project, cli, fixed.replace("value.strip()", "value"),
+                                       fixed, tests)
+
+    assert len(draft["_without_candidate"]) == 7  # the draft keeps every one
+    [line] = [line for line in done.out.splitlines() if "got none in the draft" in line]
+    assert line.count("(the limit of 2 of an operator)") == 6
+    assert line.endswith("and 1 more (the draft's _without_candidate lists them all)"), line
