@@ -16,6 +16,7 @@ from nodes import NODE, committed, write_files
 
 from mutharness.imports import ImportRecord, Loaded
 from mutharness.runners.node.coverage import Block, coverage_record, ranges_to_lines, utf16_length
+from mutharness.runners.node.loads import read_loads
 from mutharness.runners.pytest.runner import line_record
 from mutharness.suggest.candidates import Candidate, Operator
 from mutharness.suggest.reach import Function, executed, python_lines, read_reach, split
@@ -496,7 +497,8 @@ def test_node_s_record_places_v8_coverage_on_the_file_s_lines(tmp_path: Path) ->
     _coverage(root / "coverage", 7, (root / "lib/calc.js").as_uri(),
               [_function((0, 50, 1)), _function((0, 29, 0))])
 
-    record = coverage_record(root / "coverage", root / "loads", root, ["lib/calc.js"])
+    record = coverage_record(root / "coverage", root / "loads", read_loads(root / "loads", root),
+                             root, ["lib/calc.js"])
 
     assert record == {"files": {"lib/calc.js": {"ran": [4], "functions": [
         [1, 3, False], [1, 4, True]]}}, "silent": {}}
@@ -517,7 +519,8 @@ def test_node_s_record_cannot_speak_for_a_file_its_coverage_does_not_fit(
     _coverage(root / "coverage", pid, (root / "lib/calc.js").as_uri(),
               [_function((0, end, 1))])
 
-    record = coverage_record(root / "coverage", root / "loads", root, ["lib/calc.js"])
+    record = coverage_record(root / "coverage", root / "loads", read_loads(root / "loads", root),
+                             root, ["lib/calc.js"])
 
     assert record["files"] == {}
     assert record["silent"]["lib/calc.js"].startswith(why)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
-from mutharness.runners.node.loads import log_lines, read_loads
+from mutharness.runners.node.loads import LoadRecord, log_lines
 
 MAX_COVERAGE_BYTES = 256 * 1024 * 1024  # a coverage file bigger than this is not read
 BLANK = frozenset(" \t\r\n\f\v\ufeff")
@@ -196,13 +196,12 @@ def _facts(text: str, scripts: Iterable[list[Block]]) -> dict[str, Any] | str:
                           sorted(functions.items())]}
 
 
-def coverage_record(coverage: Path, loads: Path, root: Path,
+def coverage_record(coverage: Path, loads: Path, record: LoadRecord, root: Path,
                     files: Sequence[str]) -> dict[str, Any]:
     """The line record (`LineAsk`) of a run whose node processes wrote V8 coverage into
-    `coverage` and their load logs into `loads`, for the asked `files` (repo-relative, in the
-    workspace at `root`)."""
+    `coverage` and their load logs into `loads` (`record`, as the run read them), for the
+    asked `files` (repo-relative, in the workspace at `root`)."""
     asked = {_key(str(root.joinpath(*file.split("/")))): file for file in files}
-    record = read_loads(loads, root)
     whole = ""
     if not record.whole:
         said = sorted({why for use in record.files.values()

@@ -378,9 +378,10 @@ class NodeRunner:
             cwd=request.cwd, env=env, log_path=scratch / "node.log",
             timeout_s=request.timeout_s,
         )
-        if ask is not None:
-            ask.write(coverage_record(scratch / "coverage", scratch / "loads", request.cwd,
-                                      ask.files))
+        loads = None if request.mutant else read_loads(scratch / "loads", request.cwd)
+        if ask is not None and loads is not None:
+            ask.write(coverage_record(scratch / "coverage", scratch / "loads", loads,
+                                      request.cwd, ask.files))
         events = read_events(events_path, request.cwd)
         lingered = read_lingering(lingering, request.cwd)
         for entry in lingered:
@@ -408,9 +409,7 @@ class NodeRunner:
             extension=NodeFacts(
                 events.node_version, events.file_failures, events.silent_files,
                 events.unreported, events.suite_failures, events.summary, events.diagnostics,
-                lingered, concurrency,
-                None if request.mutant else read_loads(scratch / "loads", request.cwd),
-                stopped_after=events.stopped,
+                lingered, concurrency, loads, stopped_after=events.stopped,
             ),
             route="concurrent" if concurrency > 1 else "",
         )
