@@ -24,7 +24,7 @@ from mutharness.commands.prepare import (
 )
 from mutharness.errors import GitError, SpecError, SuggestError
 from mutharness.lab.logs import shown
-from mutharness.model.affected import Records, fix_files
+from mutharness.model.affected import fix_files, under
 from mutharness.model.anchors import Splice, locate, unified_diff
 from mutharness.model.pins import PinState
 from mutharness.model.results import MutationResult, RunResult
@@ -295,12 +295,14 @@ def _tests(source: SourceRepo, request: Request, changed: tuple[str, ...],
     runners = _runners_of(changed)
     if not runners:  # only tests (or other files) changed: nothing to mutate but theirs
         return (*chosen_tests((), (), changed, known, request.refused, NAMING), "")
-    specs, records = _specs(source, cli_options, config)
+    specs, records_dir = _specs(source, cli_options, config)
     wanted = set(changed)
-    covering = tuple(spec for spec in specs if spec.runner in runners
-                     and any(mutation.file in wanted for mutation in spec.mutations))
-    recorded = tuple(spec for spec in specs if spec.runner in runners
-                     and (record := records.get(spec.id)) is not None and record.files & wanted)
+    mine = tuple(spec for spec in specs if spec.runner in runners)
+    covering = tuple(spec for spec in mine
+                     if any(mutation.file in wanted for mutation in spec.mutations))
+    records = {} if covering else last_runs(source, records_dir, mine)  # only when needed
+    recorded = tuple(spec for spec in mine
+                     if (record := records.get(spec.id)) is not None and record.files & wanted)
     touched = changed_tests(changed, known)
     if covering or recorded:
         named = covering or recorded
@@ -323,8 +325,7 @@ def _tests(source: SourceRepo, request: Request, changed: tuple[str, ...],
                 f"project's tests, {listed(tests)}")
     kind = runner_kind(runner)
     own = tuple(path for path in touched.get(runner, ())
-                if not any(path == kind.entry_path(entry)
-                           or path.startswith(kind.entry_path(entry) + "/") for entry in tests))
+                if not any(under(path, kind.entry_path(entry)) for entry in tests))
     if own:
         said += "; and the test files the change touched"
     return runner, tests + own, said
@@ -348,18 +349,19 @@ def _project_tests(source: SourceRepo, runner: str, tracked: frozenset[str]) -> 
 
 
 def _specs(source: SourceRepo, cli_options: Mapping[str, Any],
-           config: Path | None) -> tuple[tuple[Spec, ...], Records]:
+           config: Path | None) -> tuple[tuple[Spec, ...], str]:
     """The project's specs (none without a specs directory; one that does not parse is
-    passed over: `check` and `verify` name it), and each one's record of its last run (its
-    committed evidence facts: every file of the checkout its tests loaded)."""
+    passed over: `check` and `verify` name it), and where their records of their last runs
+    are (the committed evidence facts: every file of the checkout their tests loaded)."""
     options = project_options(source, cli_options, config)
     directory = specs_directory(source, options)
+    records_dir = str(options[SINCE_RECORDS])
     try:
         paths = expand((directory,)) if directory.is_dir() else ()
     except SpecError:  # a directory with no *.json
-        return (), {}
+        return (), records_dir
     specs, _ = read_specs(paths, [display_name(path, source.root) for path in paths])
-    return tuple(specs), last_runs(source, options[SINCE_RECORDS], specs)
+    return tuple(specs), records_dir
 
 
 def _earlier(console: Console, out: Path) -> None:
@@ -538,7 +540,7 @@ def _found_at_head(source: SourceRepo, made: Anchored, dirty: frozenset[str]) ->
     path = made.candidate.file
     if path in dirty:
         return True
-    data = source.bytes_at(source.head, path)
+    data = source.committed_bytes(path)
     return data is not None and isinstance(locate(data, made.anchor, made.replacement), Splice)
 
 

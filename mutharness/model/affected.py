@@ -45,13 +45,14 @@ def on_test_side(
     return (
         path in {kind.entry_path(entry) for entry in entries}
         or name == "conftest.py" or kind.is_test_module(path)
-        or any(_under(path, directory) and path != directory
+        or any(under(path, directory) and path != directory
                for directory in _test_directories(entries, kind.entry_path))
-        or any(_under(path, kept) for kept in keep)
+        or any(under(path, kept) for kept in keep)
     )
 
 
-def _under(path: str, root: str) -> bool:
+def under(path: str, root: str) -> bool:
+    """Whether repo-relative `path` is `root` or lies below it (every path, for root "")."""
     return not root or path == root or path.startswith(root + "/")
 
 
@@ -134,7 +135,7 @@ def _why(spec: Spec, changed: frozenset[str], recorded: Record | None) -> str | 
         return "its spec file changed"
     for entry in spec.tests:
         path = kind.entry_path(entry)
-        hit = next((item for item in sorted(changed) if _under(item, path)), None)
+        hit = next((item for item in sorted(changed) if under(item, path)), None)
         if hit is not None:
             return f"test {hit} changed"
     for mutation in spec.mutations:
@@ -185,5 +186,5 @@ def fix_files(
     return tuple(
         path for path in changed
         if not on_test_side(path, runner, tests, keep)
-        and not any(_under(path, record) for record in records)
+        and not any(under(path, record) for record in records)
     )
