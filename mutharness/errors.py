@@ -270,21 +270,27 @@ class WorkspaceError(MutharnessError):
 class OSProblem(MutharnessError):
     """The machine failed an operation mutharness needs (disk full, no permission...)."""
 
-    def __init__(self, doing: str, code: int | None, strerror: str, filename: str = "") -> None:
-        super().__init__(doing, code, strerror, filename)
+    def __init__(self, doing: str, code: int | None, strerror: str, filename: str = "",
+                 winerror: int | None = None) -> None:
+        super().__init__(doing, code, strerror, filename, winerror)
         self.doing = doing
         self.code = code
         self.strerror = strerror
         self.filename = filename
+        self.winerror = winerror  # Windows' own code: its errno is a guess (EINVAL when unknown)
 
     @classmethod
     def from_error(cls, error: OSError, doing: str) -> OSProblem:
         """The facts of an OSError raised while `doing` something."""
         filename = error.filename if isinstance(error.filename, str) else ""
-        return cls(doing, error.errno, error.strerror or str(error), filename)
+        winerror = getattr(error, "winerror", None)  # set on Windows only
+        return cls(doing, error.errno, error.strerror or str(error), filename,
+                   winerror if isinstance(winerror, int) else None)
 
     def message(self) -> str:
         name = errno.errorcode.get(self.code, "") if self.code is not None else ""
+        if self.winerror is not None:
+            name = f"WinError {self.winerror}"
         where = f" ({shown(self.filename)})" if self.filename else ""
         if self.code == errno.ENOSPC:
             return f"no space left on the device while {self.doing}{where}"

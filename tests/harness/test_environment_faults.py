@@ -22,7 +22,7 @@ from conftest import Completed, Project
 from liverun import Sandbox, snapshot
 
 from mutharness.digest import tree_digest
-from mutharness.errors import ExitCode, WorkspaceError
+from mutharness.errors import ExitCode, OSProblem, WorkspaceError
 from mutharness.lock import HOLDER_NAME, repository_lock
 from mutharness.model.verdict import LOW_SPACE_BYTES
 from mutharness.repo.git import refused_directory
@@ -198,3 +198,16 @@ def test_a_run_that_fills_the_disk_is_refused_naming_the_lack_of_space(
     lost = results["specs"][0]["baseline"]
     assert lost["report"] == "missing"
     assert 0 <= lost["free_bytes"] < LOW_SPACE_BYTES  # measured: even a cut log blames space
+
+
+@pytest.mark.parametrize(("winerror", "shown"), [
+    (1359, "Internal error [WinError 1359] while starting the tests"),  # CreateProcess under Wine
+    (None, "Internal error [EINVAL] while starting the tests"),  # POSIX: errno's name
+])
+def test_an_os_error_names_the_windows_error_code_where_windows_gave_one(
+    winerror: int | None, shown: str
+) -> None:
+    error = OSError(errno.EINVAL, "Internal error")
+    if winerror is not None:  # Windows sets it; an OSError on POSIX has none
+        error.winerror = winerror  # type: ignore[attr-defined]
+    assert OSProblem.from_error(error, "starting the tests").message() == shown
