@@ -290,7 +290,8 @@ class _SpecRun:
         test's outcome). The tests keep their order: a test run ahead of the tests it
         depends on could fail for that alone, a kill the mutant did not make."""
         return (self.session.plan.options[FIRST_FAILURE] and not mutation.killed_by
-                and self.lab.runner_for(self.spec).stops_at_first_failure(baseline.facts))
+                and self.lab.runner_for(self.spec).stops_at_first_failure(self.spec.tests,
+                                                                           baseline.facts))
 
     def _skips_again(self, scenario: Scenario, found: Classification,
                      facts: RunFacts) -> Classification:

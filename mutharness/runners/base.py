@@ -259,9 +259,9 @@ class Runner(Protocol):
     @property
     def name(self) -> str: ...
 
-    def stops_at_first_failure(self, baseline: RunFacts) -> bool:
-        """Whether a run of the tests `baseline` measured can stop at its first failing test
-        (in the tests' own order) and still prove something."""
+    def stops_at_first_failure(self, tests: tuple[str, ...], baseline: RunFacts) -> bool:
+        """Whether a mutant's run of `tests`, which `baseline` measured, can stop at its first
+        failing test (in the tests' own order) and still prove something."""
         ...
 
     def begin(self) -> None:

@@ -136,6 +136,10 @@ def test_test_files_that_share_nothing_run_at_once_with_the_counts_of_one_at_a_t
     assert [m["facts"]["runner_facts"]["concurrency"]
             for m in one_at_a_time["mutations"]] == [1, 1]
     assert "one at a time" not in done.err
+    # files run at once all run: the mutants keep full counts, and nothing says they stopped
+    assert [m["first_failure"] for m in spec["mutations"]] == [False, False]
+    assert "stopped" not in done.out
+    assert "(2 of 3 tests failed)" in done.out
 
 
 @pytest.mark.parametrize("node", NODES)

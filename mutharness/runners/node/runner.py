@@ -202,10 +202,12 @@ class NodeRunner:
         self.node = node
         self.version = ""
 
-    def stops_at_first_failure(self, baseline: RunFacts) -> bool:
+    def stops_at_first_failure(self, tests: tuple[str, ...], baseline: RunFacts) -> bool:
         """A mutant's run one file at a time ends once its first failing test file has
-        (our reporter ends the run: node has no such option); at once, every file runs."""
-        return True
+        (our reporter ends the run: node has no such option); files proven to run at once
+        (`prove`) all run, with full counts."""
+        del baseline
+        return tests not in self._at_once
 
     def _resolve(self) -> str:
         if os.path.dirname(self.node_given):
@@ -366,7 +368,7 @@ class NodeRunner:
         # the load record in runs without a mutant: a mutant's is its baseline's (`run`)
         env = self.environment(scratch, events_path, lingering,
                                None if request.mutant else request.cwd)
-        if request.mutant and request.first_failure and concurrency == 1:
+        if request.mutant and request.first_failure:
             env[FIRST_FAILURE] = "1"
         ask = LineAsk.asked(self.environ, request)
         if ask is not None:  # suggest's baseline: V8's block coverage of every node process

@@ -417,9 +417,10 @@ class PytestRunner:
             self.server_ready = True
         return self.server
 
-    def stops_at_first_failure(self, baseline: RunFacts) -> bool:
+    def stops_at_first_failure(self, tests: tuple[str, ...], baseline: RunFacts) -> bool:
         """`--maxfail=1`, but not under pytest-xdist: its workers stop a session at --maxfail
         as an interrupted one (exit 2), which proves nothing."""
+        del tests
         extension = baseline.extension
         return not (isinstance(extension, PytestFacts) and extension.distributed)
 
