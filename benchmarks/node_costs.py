@@ -20,6 +20,7 @@ find-my-way, the default, is a borp suite of 79 test files). Then, each part the
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import json
 import os
@@ -34,8 +35,6 @@ from importlib import resources
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import contextlib
-
 from bench_node_projects import PROJECTS, set_up
 
 from mutharness.runners.node.runner import EVENTS, LINGER, REPORTER, WATCH
