@@ -110,8 +110,7 @@ function isFileEntry(data) {
 
 export default async function* mutharnessReporter(source) {
   write({ type: 'start', node: process.version, pid: process.pid, cwd: process.cwd() });
-  const failing = new Set();  // test files with a failing test
-  const accounts = new Map();  // a test file -> [name, error] of each of its failures
+  const accounts = new Map();  // a test file with a failing test -> [name, error] of each
   for await (const event of source) {
     const data = event.data ?? {};
     switch (event.type) {
@@ -120,14 +119,13 @@ export default async function* mutharnessReporter(source) {
         break;
       case 'test:fail':
         write(result('fail', data));
-        if (typeof data.file === 'string') {
-          failing.add(data.file);
+        if (stopAtFirstFailure && typeof data.file === 'string') {  // kept only to stop
           if (!accounts.has(data.file)) accounts.set(data.file, []);
           accounts.get(data.file).push([data.name, data.details?.error]);
         }
         break;
       case 'test:complete':
-        if (stopAtFirstFailure && failing.has(data.file) && isFileEntry(data)) {
+        if (accounts.has(data.file) && isFileEntry(data)) {
           write({ type: 'stopped', file: data.file });
           write({ type: 'end' });
           fs.closeSync(fd);
@@ -138,7 +136,7 @@ export default async function* mutharnessReporter(source) {
           fs.writeSync(1, `\nmutharness: stopped once the first test file with a failing test ` +
                           `had ended (--first-failure; --no-first-failure runs every file): ` +
                           `${file}\nits failing tests:\n`);
-          for (const [name, error] of accounts.get(data.file) ?? []) {
+          for (const [name, error] of accounts.get(data.file)) {
             fs.writeSync(1, `\u2716 ${short(name)}\n  ${long(error).replaceAll('\n', '\n  ')}\n`);
           }
           process.exit(1);
